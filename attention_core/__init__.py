@@ -1,0 +1,36 @@
+"""Attention Lab's library: every classic attention mechanism for RNN sequence-to-sequence models.
+
+The pieces, one concept per module:
+
+* [`scores`][attention_core.scores] — dot, scaled dot, general (bilinear), concat (additive);
+* [`attention`][attention_core.attention] — masking, local windows, soft/hard weights, context;
+* [`encoder`][attention_core.encoder], [`decoder`][attention_core.decoder],
+  [`seq2seq`][attention_core.seq2seq] — the model and ``build_model``;
+* [`search`][attention_core.search] — greedy and beam search, couplet constraints;
+* [`training`][attention_core.training] — loss and the training step.
+"""
+
+from attention_core.attention import CENTRES, Attention, attention
+from attention_core.config import ModelConfig
+from attention_core.decoder import DECODERS
+from attention_core.scores import SCORES, build_score
+from attention_core.search import CoupletConstraint, Hypothesis, beam_search, greedy
+from attention_core.seq2seq import Seq2Seq, build_model
+
+__all__ = [
+    "CENTRES",
+    "DECODERS",
+    "SCORES",
+    "Attention",
+    "CoupletConstraint",
+    "Hypothesis",
+    "ModelConfig",
+    "Seq2Seq",
+    "attention",
+    "beam_search",
+    "build_model",
+    "build_score",
+    "greedy",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,297 @@
+"""Decoders: Bahdanau (query = previous state), Luong (query = current state) and no attention.
+
+Every decoder has the same [`step`][attention_core.decoder.Decoder.step]: it consumes the previous
+target token and returns an output vector (fed to the vocabulary projection), the new state, the
+step's attention weights and, for local attention, the window centre. Teacher forcing, greedy and
+beam search all loop over this one method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+from torch import Tensor, nn
+
+from attention_core.attention import Attention
+from attention_core.config import ModelConfig
+from attention_core.encoder import RNN_CLASSES, EncoderOutput
+
+
+@dataclass
+class Memory:
+    """The encoded source, as every decoder step reads it.
+
+    Attributes:
+        values: Encoder outputs ``h_s``, shape ``(B, S, H)``.
+        keys: Keys prepared once per sentence by the score function (``None`` without attention).
+        mask: ``True`` for real source tokens, shape ``(B, S)``.
+        tgt_lengths: Real (teacher forcing) or expected (decoding) target lengths, shape ``(B,)``;
+            places local-m windows.
+        summary: The fixed-length summary of the source (the bridged final encoder state of the top
+            layer), shape ``(B, H)``; the only thing the no-attention decoder sees.
+    """
+
+    values: Tensor
+    keys: Tensor | None
+    mask: Tensor
+    tgt_lengths: Tensor
+    summary: Tensor
+
+    def index_select(self, index: Tensor) -> Memory:
+        """Pick (or repeat) batch rows, e.g. to expand a batch into beams."""
+        return Memory(
+            values=self.values.index_select(0, index),
+            keys=None if self.keys is None else self.keys.index_select(0, index),
+            mask=self.mask.index_select(0, index),
+            tgt_lengths=self.tgt_lengths.index_select(0, index),
+            summary=self.summary.index_select(0, index),
+        )
+
+
+@dataclass
+class DecoderState:
+    """Recurrent state, batch first so beams can be reordered with one ``index_select``.
+
+    Attributes:
+        hidden: RNN hidden state, shape ``(B, L, H)``.
+        cell: LSTM cell state ``(B, L, H)``, or ``None`` for a GRU.
+        feed: The previous output vector ``h̃_{t−1}`` for input feeding (Luong), shape ``(B, H)``,
+            or ``None``.
+    """
+
+    hidden: Tensor
+    cell: Tensor | None = None
+    feed: Tensor | None = None
+
+    def index_select(self, index: Tensor) -> DecoderState:
+        """Pick (or repeat) batch rows."""
+
+        def pick(x: Tensor | None) -> Tensor | None:
+            return None if x is None else x.index_select(0, index)
+
+        return DecoderState(pick(self.hidden), pick(self.cell), pick(self.feed))
+
+
+@dataclass
+class StepOutput:
+    """One decoder step.
+
+    Attributes:
+        output: Vector fed to the vocabulary projection, shape ``(B, H)``.
+        state: The new state.
+        weights: Attention weights, shape ``(B, S)`` (all zero for the no-attention decoder).
+        centre: Local window centres ``p_t``, shape ``(B,)``, or ``None`` when attending globally.
+    """
+
+    output: Tensor
+    state: DecoderState
+    weights: Tensor
+    centre: Tensor | None
+
+
+class Decoder(nn.Module):
+    """What every decoder shares: target embeddings, the RNN, and the bridge from the encoder.
+
+    The initial state is ``s_0 = tanh(W_s [→h_S; ←h_1])`` per layer (Bahdanau et al. 2014,
+    Appendix A.2.2, using both directions).
+
+    Args:
+        cfg: The model config.
+        attention: The attention module (``None`` for the no-attention decoder).
+    """
+
+    def __init__(self, cfg: ModelConfig, attention: Attention | None) -> None:
+        super().__init__()
+        H = cfg.hidden_size
+        self.cfg = cfg
+        self.attention = attention
+        self.embedding = nn.Embedding(cfg.tgt_vocab_size, cfg.emb_size, padding_idx=cfg.pad_id)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.rnn = RNN_CLASSES[cfg.rnn](
+            self.rnn_input_size(cfg),
+            H,
+            num_layers=cfg.num_layers,
+            batch_first=True,
+            dropout=cfg.dropout if cfg.num_layers > 1 else 0.0,
+        )
+        self.bridge = nn.Linear(2 * H, H)
+        self.bridge_cell = nn.Linear(2 * H, H) if cfg.rnn == "lstm" else None
+        self.output_size = H
+
+    def rnn_input_size(self, cfg: ModelConfig) -> int:
+        """Size of the RNN input at each step (embedding plus whatever the variant adds)."""
+        raise NotImplementedError
+
+    def init_state(self, enc: EncoderOutput) -> tuple[DecoderState, Tensor]:
+        """Bridge the encoder's final states into the decoder's initial state.
+
+        Args:
+            enc: The encoder output.
+
+        Returns:
+            ``(state, summary)``: the initial state and the top layer's bridged state ``(B, H)``,
+            the fixed-length source summary.
+        """
+        hidden = torch.tanh(self.bridge(enc.final))  # (B, L, H)
+        cell = None
+        if self.bridge_cell is not None and enc.final_cell is not None:
+            cell = torch.tanh(self.bridge_cell(enc.final_cell))  # (B, L, H)
+        return DecoderState(hidden, cell), hidden[:, -1]
+
+    def run_rnn(self, x: Tensor, state: DecoderState) -> tuple[Tensor, DecoderState]:
+        """Advance the RNN one step.
+
+        Args:
+            x: Step input, shape ``(B, I)``.
+            state: Current state.
+
+        Returns:
+            ``(h_t, state)``: top-layer output ``(B, H)`` and the new state (``feed`` untouched).
+        """
+        hx = state.hidden.transpose(0, 1).contiguous()  # (L, B, H)
+        if state.cell is not None:
+            hx = (hx, state.cell.transpose(0, 1).contiguous())
+        out, new = self.rnn(x.unsqueeze(1), hx)  # out: (B, 1, H)
+        hidden, cell = new if isinstance(new, tuple) else (new, None)
+        return out.squeeze(1), DecoderState(
+            hidden.transpose(0, 1), None if cell is None else cell.transpose(0, 1), state.feed
+        )
+
+    def attend(
+        self, query: Tensor, memory: Memory, t: int, window: int | None, hard: bool
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Attend from one query per sentence.
+
+        Args:
+            query: Shape ``(B, H)``.
+            memory: The encoded source.
+            t: Target position (0-based) of this step.
+            window: Half-width ``D`` or ``None`` (global).
+            hard: Hard (argmax) attention.
+
+        Returns:
+            ``(context (B, H), weights (B, S), centre (B,) or None)``.
+        """
+        assert self.attention is not None and memory.keys is not None
+        steps = torch.full((1,), t, device=query.device)
+        context, weights, centre = self.attention(
+            query.unsqueeze(1),
+            memory.keys,
+            memory.values,
+            memory.mask,
+            steps,
+            memory.tgt_lengths,
+            window,
+            hard,
+        )
+        return context.squeeze(1), weights.squeeze(1), None if centre is None else centre.squeeze(1)
+
+    def step(
+        self,
+        y_prev: Tensor,
+        state: DecoderState,
+        memory: Memory,
+        t: int,
+        window: int | None,
+        hard: bool = False,
+    ) -> StepOutput:
+        """One decoding step.
+
+        Args:
+            y_prev: Previous target tokens, shape ``(B,)``.
+            state: Current state.
+            memory: The encoded source.
+            t: Position of the token being predicted (0-based).
+            window: Half-width ``D`` or ``None`` for global attention.
+            hard: Hard (argmax) attention.
+
+        Returns:
+            The [`StepOutput`][attention_core.decoder.StepOutput].
+        """
+        raise NotImplementedError
+
+
+class BahdanauDecoder(Decoder):
+    """Bahdanau et al. 2014: the query is the *previous* state ``s_{i−1}``.
+
+    * ``e_ij = a(s_{i−1}, h_j)`` (Eq. 6), ``α_ij = softmax_j(e_ij)`` (Eq. 6), ``c_i = Σ_j α_ij h_j`` (Eq. 5);
+    * ``s_i = f(s_{i−1}, y_{i−1}, c_i)`` (Eq. 4): the context joins the input embedding;
+    * ``p(y_i | …) = g(y_{i−1}, s_i, c_i)`` (Eq. 4): here ``g`` is ``tanh(W_o [s_i; c_i; E y_{i−1}])``
+      followed by the vocabulary projection (a tanh layer instead of the paper's maxout).
+    """
+
+    def __init__(self, cfg: ModelConfig, attention: Attention | None) -> None:
+        super().__init__(cfg, attention)
+        H = cfg.hidden_size
+        self.readout = nn.Linear(2 * H + cfg.emb_size, H)
+
+    def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
+        return cfg.emb_size + cfg.hidden_size
+
+    def step(self, y_prev, state, memory, t, window, hard=False):  # noqa: D102
+        emb = self.dropout(self.embedding(y_prev))  # (B, E)
+        query = state.hidden[:, -1]  # s_{i-1}: (B, H)
+        context, weights, centre = self.attend(query, memory, t, window, hard)
+        h, state = self.run_rnn(torch.cat([emb, context], dim=-1), state)  # s_i: (B, H)
+        output = torch.tanh(self.readout(torch.cat([h, context, emb], dim=-1)))
+        return StepOutput(self.dropout(output), state, weights, centre)
+
+
+class LuongDecoder(Decoder):
+    """Luong et al. 2015: the query is the *current* state ``h_t``.
+
+    * ``h_t = RNN([E y_{t−1}; h̃_{t−1}], h_{t−1})`` — input feeding (§3.3);
+    * ``a_t(s) = align(h_t, h̄_s)`` (Eq. 7, with a score of Eq. 8), ``c_t = Σ_s a_t(s) h̄_s``;
+    * ``h̃_t = tanh(W_c [c_t; h_t])`` — the attentional vector (Eq. 5), fed to the softmax (Eq. 6).
+    """
+
+    def __init__(self, cfg: ModelConfig, attention: Attention | None) -> None:
+        super().__init__(cfg, attention)
+        H = cfg.hidden_size
+        self.W_c = nn.Linear(2 * H, H, bias=False)
+
+    def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
+        return cfg.emb_size + cfg.hidden_size
+
+    def step(self, y_prev, state, memory, t, window, hard=False):  # noqa: D102
+        emb = self.dropout(self.embedding(y_prev))  # (B, E)
+        feed = state.feed if state.feed is not None else torch.zeros_like(state.hidden[:, -1])
+        h, state = self.run_rnn(torch.cat([emb, feed], dim=-1), state)  # h_t: (B, H)
+        context, weights, centre = self.attend(h, memory, t, window, hard)
+        attentional = torch.tanh(self.W_c(torch.cat([context, h], dim=-1)))  # h̃_t: (B, H)
+        attentional = self.dropout(attentional)
+        return StepOutput(attentional, replace(state, feed=attentional), weights, centre)
+
+
+class NoAttentionDecoder(Decoder):
+    """The fixed-context baseline (Cho et al. 2014; Sutskever et al. 2014).
+
+    The decoder sees the source only through one fixed-length vector ``c`` — the bridged final
+    encoder state — as its initial state and as an extra input at every step (Cho et al. 2014,
+    Eq. 1–2 of §2.2 in the RNN Encoder–Decoder). However long the sentence, ``c`` has ``H`` numbers:
+    this is the bottleneck attention removes. Its attention weights are all zero.
+    """
+
+    def __init__(self, cfg: ModelConfig, attention: Attention | None) -> None:
+        super().__init__(cfg, None)
+        H = cfg.hidden_size
+        self.readout = nn.Linear(2 * H + cfg.emb_size, H)
+
+    def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
+        return cfg.emb_size + cfg.hidden_size
+
+    def step(self, y_prev, state, memory, t, window, hard=False):  # noqa: D102
+        emb = self.dropout(self.embedding(y_prev))  # (B, E)
+        h, state = self.run_rnn(torch.cat([emb, memory.summary], dim=-1), state)
+        output = torch.tanh(self.readout(torch.cat([h, memory.summary, emb], dim=-1)))
+        weights = torch.zeros_like(memory.mask, dtype=output.dtype)  # (B, S)
+        return StepOutput(self.dropout(output), state, weights, None)
+
+
+DECODERS: dict[str, type[Decoder]] = {
+    "bahdanau": BahdanauDecoder,
+    "luong": LuongDecoder,
+    "none": NoAttentionDecoder,
+}
+"""Decoders by name."""

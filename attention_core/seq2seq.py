@@ -1,0 +1,198 @@
+"""The encoder–decoder model and [`build_model`][attention_core.seq2seq.build_model]."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from attention_core.attention import Attention
+from attention_core.config import ModelConfig
+from attention_core.decoder import DECODERS, Decoder, DecoderState, Memory
+from attention_core.encoder import Encoder
+from attention_core.scores import build_score
+
+WindowArg = int | None | Literal["config"]
+"""A window override: a half-width ``D``, ``None`` for global attention, or ``"config"``."""
+
+
+@dataclass
+class ModelStep:
+    """One step of [`Seq2Seq.step`][attention_core.seq2seq.Seq2Seq.step].
+
+    Attributes:
+        logits: Vocabulary scores, shape ``(B, V)``.
+        state: New decoder state.
+        weights: Attention weights, shape ``(B, S)``.
+        centre: Window centres ``(B,)`` or ``None``.
+    """
+
+    logits: Tensor
+    state: DecoderState
+    weights: Tensor
+    centre: Tensor | None
+
+
+class Seq2Seq(nn.Module):
+    """An encoder, a decoder (with its attention) and the vocabulary projection.
+
+    Args:
+        cfg: The (validated) model config.
+        encoder: The encoder.
+        decoder: The decoder.
+    """
+
+    def __init__(self, cfg: ModelConfig, encoder: Encoder, decoder: Decoder) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.encoder = encoder
+        self.decoder = decoder
+        self.generator = nn.Linear(decoder.output_size, cfg.tgt_vocab_size)
+
+    @property
+    def has_attention(self) -> bool:
+        """Whether the decoder attends (``False`` for the ``none`` baseline)."""
+        return self.decoder.attention is not None
+
+    def resolve_window(self, window: WindowArg) -> int | None:
+        """Turn a window argument into a half-width or ``None`` (``"config"`` → the model's own)."""
+        if window == "config":
+            return self.cfg.window
+        if window is not None and int(window) < 1:
+            raise ValueError(f"window D must be None (global) or >= 1, got {window}")
+        return window
+
+    def encode(
+        self, src: Tensor, src_lengths: Tensor, tgt_lengths: Tensor | None = None
+    ) -> tuple[Memory, DecoderState]:
+        """Encode a batch and prepare everything the decoder steps need.
+
+        Args:
+            src: Source ids, shape ``(B, S)``.
+            src_lengths: Real source lengths, shape ``(B,)``.
+            tgt_lengths: Real target lengths ``(B,)`` (teacher forcing); when ``None`` the expected
+                length ``S · length_ratio`` is used to place local-m windows.
+
+        Returns:
+            ``(memory, initial_state)``.
+        """
+        enc = self.encoder(src, src_lengths)
+        state, summary = self.decoder.init_state(enc)
+        if tgt_lengths is None:
+            tgt_lengths = src_lengths.to(src.device).float() * self.cfg.length_ratio
+        attn = self.decoder.attention
+        memory = Memory(
+            values=enc.outputs,
+            keys=attn.prepare(enc.outputs) if attn is not None else None,  # once per sentence
+            mask=enc.mask,
+            tgt_lengths=tgt_lengths.to(src.device).float(),
+            summary=summary,
+        )
+        return memory, state
+
+    def step(
+        self,
+        y_prev: Tensor,
+        state: DecoderState,
+        memory: Memory,
+        t: int,
+        window: WindowArg = "config",
+        hard: bool = False,
+    ) -> ModelStep:
+        """One decoding step, as greedy and beam search use it.
+
+        Args:
+            y_prev: Previous tokens, shape ``(B,)``.
+            state: Decoder state.
+            memory: The encoded source.
+            t: Position of the predicted token (0-based).
+            window: ``"config"``, ``None`` (global) or a half-width ``D``.
+            hard: Hard (argmax) attention.
+
+        Returns:
+            The step's logits ``(B, V)``, state, weights ``(B, S)`` and centres.
+        """
+        out = self.decoder.step(y_prev, state, memory, t, self.resolve_window(window), hard)
+        return ModelStep(self.generator(out.output), out.state, out.weights, out.centre)
+
+    def forward(
+        self,
+        src: Tensor,
+        src_lengths: Tensor,
+        tgt_in: Tensor,
+        tgt_lengths: Tensor | None = None,
+        window: WindowArg = "config",
+        hard: bool = False,
+        teacher_forcing: float = 1.0,
+    ) -> tuple[Tensor, Tensor]:
+        """Teacher-forced forward pass.
+
+        Args:
+            src: Source ids, shape ``(B, S)``.
+            src_lengths: Real source lengths, shape ``(B,)``.
+            tgt_in: Decoder inputs (``<bos>`` + target), shape ``(B, T)``.
+            tgt_lengths: Real target lengths ``(B,)`` (places local-m windows); optional.
+            window: ``"config"``, ``None`` (global) or a half-width ``D``.
+            hard: Hard attention (use only without gradients).
+            teacher_forcing: Probability of feeding the gold token rather than the model's own
+                prediction, drawn once per step for the whole batch (Python's ``random``).
+
+        Returns:
+            ``(logits, weights)``: ``(B, T, V)`` and the whole attention matrix ``(B, T, S)``.
+        """
+        memory, state = self.encode(src, src_lengths, tgt_lengths)
+        window = self.resolve_window(window)
+        T = tgt_in.size(1)
+        outputs, weights = [], []
+        y = tgt_in[:, 0]
+        for t in range(T):
+            out = self.decoder.step(y, state, memory, t, window, hard)
+            state = out.state
+            outputs.append(out.output)
+            weights.append(out.weights)
+            if t + 1 < T:
+                if teacher_forcing >= 1.0 or random.random() < teacher_forcing:
+                    y = tgt_in[:, t + 1]
+                else:
+                    y = self.generator(out.output).argmax(dim=-1)
+        # the vocabulary projection runs once over all steps, outside the loop
+        logits = self.generator(torch.stack(outputs, dim=1))  # (B, T, V)
+        return logits, torch.stack(weights, dim=1)  # (B, T, S)
+
+
+def build_model(cfg: ModelConfig) -> Seq2Seq:
+    """Wire an encoder, a decoder and its attention from a config.
+
+    Args:
+        cfg: The model config; validated here.
+
+    Returns:
+        The untrained model.
+
+    Examples:
+        >>> cfg = ModelConfig(src_vocab_size=10, tgt_vocab_size=12, hidden_size=8, emb_size=8,
+        ...                   decoder="luong", score="concat", attention="local-p", window=2)
+        >>> model = build_model(cfg)
+        >>> type(model.decoder).__name__, type(model.decoder.attention.score).__name__
+        ('LuongDecoder', 'ConcatScore')
+    """
+    cfg.validate()
+    H = cfg.hidden_size
+    encoder = Encoder(
+        cfg.src_vocab_size,
+        cfg.emb_size,
+        H,
+        cfg.num_layers,
+        cfg.rnn,
+        cfg.dropout,
+        cfg.pad_id,
+        project=cfg.decoder != "none",
+    )
+    attention = None
+    if cfg.decoder != "none":
+        attention = Attention(build_score(cfg.score, H, H), cfg.attention, cfg.window)
+    decoder = DECODERS[cfg.decoder](cfg, attention)
+    return Seq2Seq(cfg, encoder, decoder)

@@ -1,0 +1,100 @@
+"""Vocabularies with fixed special tokens, saved as JSON beside the model."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
+SPECIALS = (PAD, UNK, BOS, EOS)
+"""Special tokens; their ids 0–3 match the defaults of ``ModelConfig``."""
+
+
+def is_punctuation(token: str) -> bool:
+    """Whether a token is one punctuation mark (Unicode category ``P*``), e.g. ``，`` or ``!``."""
+    return len(token) == 1 and unicodedata.category(token).startswith("P")
+
+
+class Vocab:
+    """A token ↔ id mapping whose ids 0–3 are ``<pad> <unk> <bos> <eos>``.
+
+    Args:
+        tokens: Regular tokens in id order (specials are prepended and must not be included).
+        min_freq: The minimum frequency used to build it (recorded for reproducibility).
+
+    Examples:
+        >>> v = Vocab.build([["a", "b", "a"], ["c"]], min_freq=1)
+        >>> v.encode(["a", "z"])
+        [4, 1]
+        >>> v.decode([4, 6, 3, 5])
+        ['a', 'c']
+    """
+
+    def __init__(self, tokens: Sequence[str], min_freq: int = 1) -> None:
+        self.itos: list[str] = list(SPECIALS) + [t for t in tokens if t not in SPECIALS]
+        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
+        self.min_freq = min_freq
+        if len(self.stoi) != len(self.itos):
+            raise ValueError("vocabulary tokens must be unique")
+
+    pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
+
+    @classmethod
+    def build(
+        cls, sentences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int | None = None
+    ) -> Vocab:
+        """Count tokens and keep those seen at least ``min_freq`` times, most frequent first.
+
+        Args:
+            sentences: Tokenised sentences.
+            min_freq: Minimum count to enter the vocabulary.
+            max_size: Optional cap on the number of regular tokens.
+
+        Returns:
+            The vocabulary; ties in frequency are broken by the token, so it is deterministic.
+        """
+        counts = Counter(tok for sent in sentences for tok in sent)
+        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+        return cls(kept[:max_size] if max_size else kept, min_freq)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, token: str) -> bool:
+        return token in self.stoi
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
+        """Map tokens to ids; unknown tokens become ``<unk>`` (id 1)."""
+        return [self.stoi.get(t, self.unk_id) for t in tokens]
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        """Map ids to tokens, stopping at ``<eos>`` and dropping ``<pad>``/``<bos>``."""
+        out = []
+        for i in ids:
+            if i == self.eos_id:
+                break
+            if i in (self.pad_id, self.bos_id):
+                continue
+            out.append(self.itos[i])
+        return out
+
+    def save(self, path: str | Path) -> None:
+        """Write the vocabulary as JSON (``{"min_freq": ..., "tokens": [...]}``)."""
+        data = {"min_freq": self.min_freq, "tokens": self.itos}
+        Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=0), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocab:
+        """Read a vocabulary written by [`save`][attention_core.vocab.Vocab.save].
+
+        Raises:
+            ValueError: If the file is not a vocabulary of this format.
+        """
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if not isinstance(tokens, list) or tuple(tokens[:4]) != SPECIALS:
+            raise ValueError(f"{path}: not an Attention Lab vocabulary (specials {SPECIALS} first)")
+        return cls(tokens[4:], int(data.get("min_freq", 1)))

@@ -1,0 +1,112 @@
+import pytest
+import torch
+
+from attention_core.config import ModelConfig
+from attention_core.search import CoupletConstraint, beam_search, greedy
+from attention_core.seq2seq import build_model
+from attention_core.vocab import Vocab, is_punctuation
+
+
+def _model(**kw):
+    cfg = dict(src_vocab_size=20, tgt_vocab_size=20, hidden_size=16, emb_size=8, dropout=0.0)
+    cfg.update(kw)
+    return build_model(ModelConfig(**cfg)).eval()
+
+
+def _src():
+    src = torch.randint(4, 20, (4, 7))
+    lengths = torch.tensor([7, 4, 2, 6])
+    for b, n in enumerate(lengths.tolist()):
+        src[b, n:] = 0
+    return src, lengths
+
+
+@pytest.mark.parametrize(
+    "decoder,mode,window", [("luong", "global", None), ("bahdanau", "local-p", 2), ("none", "global", None)]
+)
+def test_beam_size_one_equals_greedy(decoder, mode, window):
+    model = _model(decoder=decoder, attention=mode, window=window)
+    src, lengths = _src()
+    g = greedy(model, src, lengths, max_len=12)
+    b = beam_search(model, src, lengths, beam_size=1, max_len=12)
+    for x, y in zip(g, b):
+        assert x.tokens == y.tokens
+        assert x.finished == y.finished
+        torch.testing.assert_close(x.weights, y.weights)
+        assert x.score == pytest.approx(y.score, abs=1e-4)
+        if x.centres is not None:
+            torch.testing.assert_close(x.centres, y.centres)
+
+
+def test_greedy_attention_matrix_shape_and_rows():
+    model = _model(decoder="luong")
+    src, lengths = _src()
+    for hyp, n in zip(greedy(model, src, lengths, max_len=10), lengths.tolist()):
+        rows = len(hyp.tokens) + int(hyp.finished)
+        assert hyp.weights.shape == (rows, n)
+        torch.testing.assert_close(hyp.weights.sum(-1), torch.ones(rows))
+
+
+def test_beam_finds_at_least_as_good_a_normalised_score_as_greedy():
+    model = _model(decoder="luong", score="concat")
+    src, lengths = _src()
+    g = greedy(model, src, lengths, max_len=12)
+    b = beam_search(model, src, lengths, beam_size=5, max_len=12, alpha=0.0)
+    for x, y in zip(g, b):
+        if x.finished:
+            assert y.score >= x.score - 1e-4
+
+
+def test_batched_equals_one_by_one():
+    model = _model(decoder="bahdanau", score="general")
+    src, lengths = _src()
+    batched = beam_search(model, src, lengths, beam_size=3, max_len=10)
+    for b in range(4):
+        n = int(lengths[b])
+        single = beam_search(model, src[b : b + 1, :n], lengths[b : b + 1], beam_size=3, max_len=10)[0]
+        assert single.tokens == batched[b].tokens
+        torch.testing.assert_close(single.weights, batched[b].weights, atol=1e-5, rtol=1e-4)
+
+
+def test_hard_attention_rows_are_one_hot():
+    model = _model(decoder="luong")
+    src, lengths = _src()
+    for hyp in greedy(model, src, lengths, max_len=8, hard=True):
+        assert ((hyp.weights == 0) | (hyp.weights == 1)).all()
+        assert (hyp.weights.sum(-1) == 1).all()
+
+
+def _couplet_vocab():
+    chars = list("春风夏雨秋月冬雪山水花鸟，。；")
+    return Vocab(chars)
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+@pytest.mark.parametrize("no_repeat", [False, True])
+def test_couplet_constraints_hold_on_every_output(beam, no_repeat):
+    vocab = _couplet_vocab()
+    model = _model(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab))  # untrained: worst case
+    sources = [list("春风，夏雨。"), list("山水花"), list("秋月；冬雪山水花鸟")]
+    ids = [vocab.encode(s) for s in sources]
+    S = max(map(len, ids))
+    src = torch.tensor([x + [0] * (S - len(x)) for x in ids])
+    lengths = torch.tensor([len(x) for x in ids])
+    constraint = CoupletConstraint(sources, vocab, no_repeat=no_repeat)
+    hyps = beam_search(model, src, lengths, beam_size=beam, constraint=constraint)
+    for source, hyp in zip(sources, hyps):
+        out = vocab.decode(hyp.tokens)
+        assert hyp.finished and len(out) == len(source)
+        assert vocab.unk_id not in hyp.tokens
+        for a, b in zip(source, out):
+            assert is_punctuation(a) == is_punctuation(b)
+            if is_punctuation(a):
+                assert a == b
+            elif no_repeat:
+                assert a != b
+
+
+def test_beam_size_must_be_positive():
+    model = _model()
+    src, lengths = _src()
+    with pytest.raises(ValueError, match="beam size"):
+        beam_search(model, src, lengths, beam_size=0)
