@@ -27,6 +27,10 @@ class ModelConfig:
         rnn: ``lstm`` or ``gru``.
         dropout: Dropout on embeddings, between RNN layers and on decoder outputs.
         length_ratio: Mean target/source length ratio, used to place local-m windows at decode time.
+        tie_embeddings: The output projection reuses the target embedding matrix (Press & Wolf 2017),
+            after a ``hidden_size → emb_size`` projection when the sizes differ.
+        share_embeddings: Source and target share one embedding matrix (needs one shared vocabulary,
+            as for couplets).
         pad_id: Padding index (shared by both vocabularies).
         unk_id: Unknown-token index.
         bos_id: Begin-of-sentence index.
@@ -45,6 +49,8 @@ class ModelConfig:
     rnn: str = "lstm"
     dropout: float = 0.2
     length_ratio: float = 1.0
+    tie_embeddings: bool = False
+    share_embeddings: bool = False
     pad_id: int = 0
     unk_id: int = 1
     bos_id: int = 2
@@ -78,6 +84,8 @@ class ModelConfig:
                 raise ValueError("a global model takes no window; use attention='local-m' or 'local-p'")
         elif self.window is None or self.window < 1:
             raise ValueError(f"attention={self.attention!r} needs a window D >= 1, got {self.window}")
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError("share_embeddings needs one vocabulary (equal source and target sizes)")
         if self.length_ratio <= 0:
             raise ValueError(f"length_ratio must be positive, got {self.length_ratio}")
         return self

@@ -50,7 +50,31 @@ class Seq2Seq(nn.Module):
         self.cfg = cfg
         self.encoder = encoder
         self.decoder = decoder
-        self.generator = nn.Linear(decoder.output_size, cfg.tgt_vocab_size)
+        out_size = decoder.output_size
+        # tying: h (H) -> E -> logits with the target embedding matrix as weights
+        self.pre_generator: nn.Module = nn.Identity()
+        if cfg.tie_embeddings and cfg.emb_size != out_size:
+            self.pre_generator = nn.Linear(out_size, cfg.emb_size, bias=False)
+            out_size = cfg.emb_size
+        self.generator = nn.Linear(out_size, cfg.tgt_vocab_size)
+        if cfg.tie_embeddings:
+            self.generator.weight = decoder.embedding.weight
+        if cfg.share_embeddings:
+            encoder.embedding.weight = decoder.embedding.weight
+
+    @property
+    def tied_parameters(self) -> dict[str, str]:
+        """Parameter names that alias another parameter (``alias -> source``); saved once."""
+        tied = {}
+        if self.cfg.tie_embeddings:
+            tied["generator.weight"] = "decoder.embedding.weight"
+        if self.cfg.share_embeddings:
+            tied["encoder.embedding.weight"] = "decoder.embedding.weight"
+        return tied
+
+    def project(self, output: Tensor) -> Tensor:
+        """Vocabulary logits from decoder outputs ``(..., H)`` → ``(..., V)``."""
+        return self.generator(self.pre_generator(output))
 
     @property
     def has_attention(self) -> bool:
@@ -116,7 +140,7 @@ class Seq2Seq(nn.Module):
             The step's logits ``(B, V)``, state, weights ``(B, S)`` and centres.
         """
         out = self.decoder.step(y_prev, state, memory, t, self.resolve_window(window), hard)
-        return ModelStep(self.generator(out.output), out.state, out.weights, out.centre)
+        return ModelStep(self.project(out.output), out.state, out.weights, out.centre)
 
     def forward(
         self,
@@ -157,9 +181,9 @@ class Seq2Seq(nn.Module):
                 if teacher_forcing >= 1.0 or random.random() < teacher_forcing:
                     y = tgt_in[:, t + 1]
                 else:
-                    y = self.generator(out.output).argmax(dim=-1)
+                    y = self.project(out.output).argmax(dim=-1)
         # the vocabulary projection runs once over all steps, outside the loop
-        logits = self.generator(torch.stack(outputs, dim=1))  # (B, T, V)
+        logits = self.project(torch.stack(outputs, dim=1))  # (B, T, V)
         return logits, torch.stack(weights, dim=1)  # (B, T, S)
 
 

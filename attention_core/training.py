@@ -6,12 +6,31 @@ the corpus trainer, the tests and the app's live-training tab all call it.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
+from torch.nn.parallel import DistributedDataParallel
+from tqdm.auto import tqdm
 
 from attention_core.batch import Batch
-from attention_core.seq2seq import Seq2Seq
+from attention_core.config import ModelConfig
+from attention_core.data import Splits, Task, bucketed_batches, encode_pairs, length_ratio
+from attention_core.hub import atomic_write, atomic_write_text, save_pretrained
+from attention_core.metrics import bleu
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import Seq2Seq, build_model
+from attention_core.vocab import Vocab
 
 
 def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing: float = 0.0) -> Tensor:
@@ -42,7 +61,7 @@ def token_accuracy(logits: Tensor, tgt_out: Tensor, pad_id: int) -> float:
 
 
 def train_step(
-    model: Seq2Seq,
+    model: torch.nn.Module,
     batch: Batch,
     optimizer: torch.optim.Optimizer,
     clip: float = 1.0,
@@ -65,6 +84,7 @@ def train_step(
         The batch loss.
     """
     model.train()
+    cfg = getattr(model, "module", model).cfg  # unwrap DistributedDataParallel
     optimizer.zero_grad(set_to_none=True)
     device_type = batch.src.device.type
     with torch.autocast(device_type, dtype=torch.float16, enabled=scaler is not None):
@@ -75,7 +95,7 @@ def train_step(
             batch.tgt_lengths,
             teacher_forcing=teacher_forcing,
         )
-        loss = sequence_loss(logits, batch.tgt_out, model.cfg.pad_id, label_smoothing)
+        loss = sequence_loss(logits, batch.tgt_out, cfg.pad_id, label_smoothing)
     if scaler is not None:
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
@@ -89,3 +109,255 @@ def train_step(
     else:
         optimizer.step()
     return loss.item()
+
+
+class TrainError(RuntimeError):
+    """Training cannot start or continue (e.g. a checkpoint would be overwritten)."""
+
+
+@dataclass
+class TrainConfig:
+    """How to train (saved with the model).
+
+    Attributes:
+        epochs: Maximum epochs.
+        batch_size: Pairs per batch (per process under ``torchrun``).
+        lr: Adam learning rate.
+        clip: Gradient-norm clip.
+        teacher_forcing: Probability of feeding gold tokens.
+        label_smoothing: Label smoothing.
+        lr_decay: Factor applied to the learning rate when dev BLEU stops improving.
+        lr_patience: Epochs without improvement before decaying.
+        min_lr: Floor of the learning rate.
+        patience: Early stopping: epochs without dev BLEU improvement before stopping.
+        seed: Seed of weights, data order, dropout and teacher forcing.
+        max_len: Training pairs with a longer side (tokens) are dropped.
+        min_freq: Minimum token count for the vocabularies.
+        max_train: Use only the first ``max_train`` training pairs (quick runs, tests).
+        max_dev: Score only the first ``max_dev`` dev pairs each epoch.
+        dev_beam: Beam size for dev BLEU (1 = greedy).
+    """
+
+    epochs: int = 10
+    batch_size: int = 64
+    lr: float = 1e-3
+    clip: float = 1.0
+    teacher_forcing: float = 1.0
+    label_smoothing: float = 0.1
+    lr_decay: float = 0.5
+    lr_patience: int = 0
+    min_lr: float = 1e-5
+    patience: int = 3
+    seed: int = 1
+    max_len: int = 60
+    min_freq: int = 1
+    max_train: int | None = None
+    max_dev: int | None = None
+    dev_beam: int = 1
+
+    def validate(self) -> TrainConfig:
+        """Raise ``ValueError`` naming the first bad field."""
+        for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+        if not 0 <= self.teacher_forcing <= 1:
+            raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
+        return self
+
+
+def _distributed() -> tuple[int, int]:
+    """Join the process group when launched by ``torchrun``; returns ``(rank, world_size)``."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def pick_device(device: str | None = None) -> torch.device:
+    """``device`` if given, else CUDA (this process's ``LOCAL_RANK``) when available, else CPU."""
+    if device:
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    return torch.device("cpu")
+
+
+def evaluate_bleu(translator: Translator, pairs: Sequence[tuple[str, str]], beam_size: int = 1) -> float:
+    """Corpus BLEU of the translator on text pairs, scored as the task scores (``metrics.bleu``)."""
+    task = translator.task
+    outputs = translator.translate([s for s, _ in pairs], beam_size=beam_size)
+    return bleu([o.text for o in outputs], [t for _, t in pairs], task.bleu_tokenize, lowercase=True)
+
+
+def fit(
+    task: Task,
+    splits: Splits,
+    out_dir: str | Path,
+    model_options: dict,
+    train_cfg: TrainConfig,
+    resume: bool = False,
+    device: str | None = None,
+    progress: bool = True,
+    command: str | None = None,
+) -> dict:
+    """Train a model on a task's splits, checkpointing every epoch.
+
+    The best model (by dev BLEU) is written to ``out_dir`` as a Hub-ready folder; the resumable
+    state (weights, optimiser, scheduler, random states, history) goes to ``out_dir/checkpoint.pt``
+    after every epoch, atomically. ``resume=True`` continues exactly where a killed run stopped.
+
+    Args:
+        task: The task.
+        splits: Train/dev/test text pairs.
+        out_dir: Output folder.
+        model_options: ``ModelConfig`` fields other than the vocabulary sizes and ids.
+        train_cfg: Training settings.
+        resume: Continue from ``out_dir/checkpoint.pt``.
+        device: Force a device (default: CUDA if available).
+        progress: Show a progress bar.
+        command: The command line, recorded in the model's metadata.
+
+    Returns:
+        A summary: best dev BLEU, epochs run, whether training finished, the history.
+
+    Raises:
+        TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false.
+    """
+    train_cfg.validate()
+    rank, world = _distributed()
+    dev_ = pick_device(device)
+    out = Path(out_dir)
+    ckpt_path = out / "checkpoint.pt"
+    if ckpt_path.exists() and not resume:
+        raise TrainError(f"{out} already holds a training run; pass --resume to continue it, "
+                         "or choose another --out folder")
+    random.seed(train_cfg.seed)
+    torch.manual_seed(train_cfg.seed)
+
+    train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
+    dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
+    if model_options.get("share_embeddings"):  # one vocabulary for both sides (couplets)
+        both = (tok for s, t in train_pairs for tok in (task.tokenize_src(s), task.tokenize_tgt(t)))
+        src_vocab = tgt_vocab = Vocab.build(both, train_cfg.min_freq)
+    else:
+        src_vocab = Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), train_cfg.min_freq)
+        tgt_vocab = Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), train_cfg.min_freq)
+    examples = encode_pairs(train_pairs, task, src_vocab, tgt_vocab, train_cfg.max_len)
+    if not examples:
+        raise TrainError("no training pairs left after tokenisation and length filtering")
+    cfg = ModelConfig(
+        src_vocab_size=len(src_vocab), tgt_vocab_size=len(tgt_vocab),
+        length_ratio=round(length_ratio(examples), 4), **model_options,
+    ).validate()
+    model = build_model(cfg).to(dev_)
+    train_model: torch.nn.Module = model
+    if world > 1:
+        train_model = DistributedDataParallel(model, device_ids=[dev_.index] if dev_.type == "cuda" else None)
+    optimizer = torch.optim.Adam(model.parameters(), lr=train_cfg.lr)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer, mode="max", factor=train_cfg.lr_decay, patience=train_cfg.lr_patience,
+        min_lr=train_cfg.min_lr,
+    )
+    scaler = torch.amp.GradScaler("cuda") if dev_.type == "cuda" else None
+    state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
+    if resume and ckpt_path.exists():
+        ckpt = torch.load(ckpt_path, map_location=dev_, weights_only=True)
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        scheduler.load_state_dict(ckpt["scheduler"])
+        state = json.loads(ckpt["state"])
+        torch.set_rng_state(ckpt["torch_rng"].cpu())
+        random.setstate(_as_random_state(ckpt["python_rng"]))
+        if ckpt.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state(ckpt["cuda_rng"].cpu(), dev_)
+    meta = {
+        "data": splits.info,
+        "train": dataclasses.asdict(train_cfg),
+        "command": command,
+        "history": state["history"],
+    }
+    translator = Translator(model, src_vocab, tgt_vocab, task, meta)
+    if rank == 0:
+        log = {"train_pairs": len(examples), "dev_pairs": len(dev_pairs), "src_vocab": len(src_vocab),
+               "tgt_vocab": len(tgt_vocab), "parameters": sum(p.numel() for p in model.parameters()),
+               "device": str(dev_), "processes": world, "resumed_at_epoch": state["epoch"]}
+        print(json.dumps({"event": "start", **log}), flush=True)
+
+    for epoch in range(state["epoch"] + 1, train_cfg.epochs + 1):
+        if state["finished"]:
+            break
+        batches = list(bucketed_batches(examples, train_cfg.batch_size, seed=train_cfg.seed * 1000 + epoch))
+        if world > 1:
+            batches = batches[: len(batches) // world * world][rank::world]
+        started, pairs, total_loss = time.perf_counter(), 0, 0.0
+        bar = tqdm(batches, desc=f"epoch {epoch}", disable=not progress or rank != 0, mininterval=1.0,
+                   dynamic_ncols=True, file=sys.stderr)
+        for batch in bar:
+            loss = train_step(train_model, batch.to(dev_), optimizer, train_cfg.clip,
+                              train_cfg.teacher_forcing, train_cfg.label_smoothing, scaler)
+            pairs += batch.size
+            total_loss += loss * batch.size
+            bar.set_postfix(loss=f"{loss:.3f}", pairs_s=f"{pairs / (time.perf_counter() - started):.0f}")
+        seconds = time.perf_counter() - started
+        dev_bleu = evaluate_bleu(translator, dev_pairs, train_cfg.dev_beam) if rank == 0 else 0.0
+        if world > 1:
+            shared = [dev_bleu]
+            dist.broadcast_object_list(shared, src=0)
+            dev_bleu = shared[0]
+        scheduler.step(dev_bleu)
+        improved = dev_bleu > state["best_bleu"]
+        record = {
+            "epoch": epoch, "train_loss": round(total_loss / max(1, pairs), 4),
+            "dev_bleu": round(dev_bleu, 2), "lr": optimizer.param_groups[0]["lr"],
+            "pairs_per_s": round(pairs * world / seconds, 1), "seconds": round(seconds, 1),
+            "improved": improved,
+        }
+        state["history"].append(record)
+        if improved:
+            state["best_bleu"], state["bad_epochs"] = dev_bleu, 0
+            state["best_epoch"] = epoch
+        else:
+            state["bad_epochs"] += 1
+        state["epoch"] = epoch
+        if state["bad_epochs"] >= train_cfg.patience or epoch == train_cfg.epochs:
+            state["finished"] = True
+        if rank == 0:
+            meta["history"] = state["history"]
+            meta["best_dev_bleu"] = round(state["best_bleu"], 2)
+            if improved:
+                save_pretrained(translator, out)
+            _save_checkpoint(ckpt_path, model, optimizer, scheduler, state, dev_)
+            atomic_write_text(out / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in state["history"]))
+            print(json.dumps(record), flush=True)
+        if world > 1:
+            dist.barrier()
+    if state["epoch"] >= train_cfg.epochs:
+        state["finished"] = True
+    return {"best_dev_bleu": state["best_bleu"], "epochs": state["epoch"], "finished": state["finished"],
+            "history": state["history"], "out_dir": str(out)}
+
+
+def _as_random_state(value: object) -> tuple:
+    """Python's ``random`` state, rebuilt from the lists a checkpoint stores."""
+    version, internal, gauss = value  # type: ignore[misc]
+    return (int(version), tuple(int(x) for x in internal), gauss)
+
+
+def _save_checkpoint(path: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer,
+                     scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau, state: dict,
+                     device: torch.device) -> None:
+    """Write the resumable training state atomically."""
+    ckpt = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "state": json.dumps(state),
+        "torch_rng": torch.get_rng_state(),
+        "python_rng": list(random.getstate()),
+        "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+    }
+    atomic_write(path, lambda tmp: torch.save(ckpt, tmp))

@@ -1,0 +1,233 @@
+"""The ``attention-lab`` command line: a thin layer over the library.
+
+Subcommands: ``train``, ``evaluate``, ``translate``, ``couplet``, ``zoo``, ``export``, ``push``, ``pull``.
+Run ``attention-lab <command> --help`` (or ``python -m attention_core.cli``) for the options.
+Errors (bad paths, unknown variants, empty input) print one ``error:`` line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from attention_core.attention import CENTRES
+from attention_core.config import RNN_TYPES
+from attention_core.data import TASKS, DataError, load_splits
+from attention_core.decoder import DECODERS
+from attention_core.evaluation import evaluate
+from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
+from attention_core.pipeline import InputError, Output, Translator
+from attention_core.scores import SCORES
+from attention_core.training import TrainConfig, TrainError, fit, pick_device
+
+DEFAULT_DATA = "../shared/data"
+
+
+def _window(value: str) -> int | None | str:
+    if value in ("config", "global", "none", "None"):
+        return None if value != "config" else "config"
+    try:
+        d = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"window must be 'config', 'global' or an integer, got {value!r}") from None
+    if d < 1:
+        raise argparse.ArgumentTypeError(f"window must be at least 1, got {d}")
+    return d
+
+
+def _add_decoding(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    p.add_argument("--window", type=_window, default="config",
+                   help="decode-time window: 'config' (the model's own), 'global', or D >= 1")
+    p.add_argument("--hard", action="store_true", help="hard (argmax) attention at decode time")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 … (default: CUDA if available)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to document the command line)."""
+    parser = argparse.ArgumentParser(prog="attention-lab", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a model on a corpus from the data folder")
+    p.add_argument("--task", choices=list(TASKS), required=True)
+    p.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default {DEFAULT_DATA})")
+    p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out")
+    p.add_argument("--decoder", choices=list(DECODERS), default="luong")
+    p.add_argument("--score", choices=list(SCORES), default="general")
+    p.add_argument("--attention", choices=list(CENTRES), default="global")
+    p.add_argument("--window", type=int, default=None, help="half-width D for local attention")
+    p.add_argument("--rnn", choices=RNN_TYPES, default="lstm")
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--emb", type=int, default=256)
+    p.add_argument("--layers", type=int, default=1)
+    p.add_argument("--dropout", type=float, default=0.2)
+    p.add_argument("--tie-embeddings", action="store_true", help="output layer reuses target embeddings")
+    p.add_argument("--share-embeddings", action="store_true", help="one vocabulary and embedding (couplets)")
+    p.add_argument("--extra", nargs="*", default=[], help="extra couplet folders, e.g. poetry-couplet")
+    p.add_argument("--split-seed", type=int, default=1234)
+    for field, default in TrainConfig().__dict__.items():
+        flag = "--" + field.replace("_", "-")
+        kind = type(default) if default is not None else int
+        p.add_argument(flag, type=kind, default=default, dest=f"train_{field}")
+    p.add_argument("--device", default=None)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("evaluate", help="score a model on its test (or dev) split; write a JSON report")
+    p.add_argument("--model", required=True, help="model folder or Hub repo id")
+    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--split", choices=["test", "dev"], default="test")
+    p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    p.add_argument("--unconstrained", action="store_true", help="couplets: no decoding constraints")
+    p.add_argument("--no-repeat", action="store_true", help="couplets: never repeat the 上联's character")
+    p.add_argument("--report", default=None, help="write the JSON report here")
+    _add_decoding(p)
+
+    for name, help_ in (("translate", "translate Chinese sentences into English"),
+                        ("couplet", "write a 下联 for each 上联")):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("text", nargs="*", help="input sentences (default: one per line on stdin)")
+        p.add_argument("--model", required=True, help="model folder or Hub repo id")
+        p.add_argument("--show-attention", action="store_true", help="print the alignment matrix")
+        if name == "couplet":
+            p.add_argument("--unconstrained", action="store_true", help="no decoding constraints")
+            p.add_argument("--no-repeat", action="store_true", help="never repeat the 上联's character")
+        _add_decoding(p)
+
+    p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
+    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--runs", default="runs", help="training folders with checkpoints")
+    p.add_argument("--models", default="models", help="where the shipped float16 models go")
+    p.add_argument("--results", default="results")
+    p.add_argument("--only", nargs="*", default=None, help="task/variant names, e.g. couplet/none")
+    p.add_argument("--device", default=None)
+    p.add_argument("--quiet", action="store_true")
+
+    p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--half", action="store_true", help="store weights as float16")
+
+    p = sub.add_parser("push", help="upload a model folder to the Hugging Face Hub")
+    p.add_argument("--model", required=True)
+    p.add_argument("--repo", required=True, help="repo id, e.g. you/attention-lab-couplet")
+    p.add_argument("--private", action="store_true")
+
+    p = sub.add_parser("pull", help="download a model from the Hugging Face Hub")
+    p.add_argument("--repo", required=True)
+    p.add_argument("--revision", default=None)
+    p.add_argument("--out", default=None, help="download into this folder (default: the Hub cache)")
+    return parser
+
+
+def format_alignment(out: Output) -> str:
+    """The attention matrix as a text table: one row per output token, one column per source token."""
+    cols = out.source_tokens
+    width = max([5, *(len(c) + 1 for c in cols)])
+    rows = out.row_labels
+    label_w = max([6, *(len(r) + 1 for r in rows)])
+    lines = [" " * label_w + "".join(c.rjust(width) for c in cols)]
+    for label, row in zip(rows, out.weights.tolist()):
+        lines.append(label.ljust(label_w) + "".join(f"{w:.2f}".rjust(width) for w in row))
+    if out.centres is not None:
+        lines.append("p_t".ljust(label_w) + " ".join(f"{c:.1f}" for c in out.centres.tolist()))
+    return "\n".join(lines)
+
+
+def _load(model: str, device: str | None) -> Translator:
+    return from_pretrained(model, device=pick_device(device))
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.command == "train":
+        train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")})
+        options = dict(decoder=args.decoder, score=args.score, attention=args.attention, window=args.window,
+                       rnn=args.rnn, hidden_size=args.hidden, emb_size=args.emb, num_layers=args.layers,
+                       dropout=args.dropout, tie_embeddings=args.tie_embeddings,
+                       share_embeddings=args.share_embeddings)
+        splits = load_splits(args.task, args.data, args.split_seed, args.extra)
+        if splits.info.get("skipped_lines"):
+            print(f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
+                  file=sys.stderr)
+        result = fit(TASKS[args.task], splits, args.out, options, train_cfg, args.resume, args.device,
+                     progress=not args.quiet, command="attention-lab " + shlex.join(argv))
+        print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
+        return 0
+    if args.command == "evaluate":
+        translator = _load(args.model, args.device)
+        seed = translator.meta.get("data", {}).get("seed", 1234)
+        extra = translator.meta.get("data", {}).get("extra", [])
+        splits = load_splits(translator.task.name, args.data, seed, extra)
+        pairs = getattr(splits, args.split)[: args.limit] if args.limit else getattr(splits, args.split)
+        report = evaluate(translator, pairs, args.beam, False if args.unconstrained else None, args.window,
+                          args.hard, args.no_repeat)
+        report["model_path"] = str(args.model)
+        report["split"] = args.split
+        text = json.dumps(report, ensure_ascii=False, indent=2)
+        if args.report:
+            atomic_write_text(args.report, text)
+        summary = {k: report[k] for k in ("n", "bleu", "chrf", "decode_seconds")}
+        if "couplet" in report:
+            summary["couplet"] = report["couplet"]
+        print(json.dumps(summary, ensure_ascii=False))
+        return 0
+    if args.command in ("translate", "couplet"):
+        translator = _load(args.model, args.device)
+        if translator.task.name != ("translation" if args.command == "translate" else "couplet"):
+            raise InputError(f"{args.model} is a {translator.task.name} model; use "
+                             f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'")
+        texts = args.text or [line for line in sys.stdin.read().splitlines() if line.strip()]
+        if not texts:
+            raise InputError("no input: pass sentences as arguments or one per line on stdin")
+        extra = {}
+        if args.command == "couplet":
+            extra = dict(constrained=not args.unconstrained, no_repeat=args.no_repeat)
+        outputs = translator.translate(texts, beam_size=args.beam, window=args.window, hard=args.hard,
+                                       max_tokens=400, **extra)
+        for out in outputs:
+            print(out.text)
+            if args.show_attention:
+                print(format_alignment(out) + "\n")
+        return 0
+    if args.command == "zoo":
+        from attention_core.zoo import run_zoo
+
+        run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet)
+        return 0
+    if args.command == "export":
+        translator = _load(args.model, "cpu")
+        save_pretrained(translator, args.out, half=args.half)
+        readme = Path(args.model) / "README.md"
+        if readme.is_file():
+            atomic_write_text(Path(args.out) / "README.md", readme.read_text(encoding="utf-8"))
+        print(f"exported to {args.out}")
+        return 0
+    if args.command == "push":
+        print(push(args.model, args.repo, private=args.private))
+        return 0
+    if args.command == "pull":
+        print(pull(args.repo, args.revision, args.out))
+        return 0
+    raise AssertionError(args.command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``attention-lab``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args, argv)
+    except (DataError, ModelLoadError, InputError, TrainError, ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; the last finished epoch is saved, continue with --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Normalisation, tokenisers and detokenisers for Chinese and English.
+
+* Chinese is converted to simplified characters with OpenCC (``t2s``), so 這 and 这 are one token,
+  full-width and half-width forms are unified (NFKC, except that Chinese punctuation stays full
+  width), and the text is split into characters; runs of Latin letters or digits stay one token.
+* English is lower-cased and split into words and punctuation, with clitics split Moses-style
+  (``don't`` → ``don 't``); [`detokenize_english`][attention_core.text.detokenize_english] undoes it.
+
+Examples:
+    >>> tokenize_chinese("這是 Tom 的書，2013年。")
+    ['这', '是', 'tom', '的', '书', '，', '2013', '年', '。']
+    >>> tokenize_english("Don't worry, Tom's here!")
+    ['don', "'t", 'worry', ',', 'tom', "'s", 'here', '!']
+    >>> detokenize_english(['don', "'t", 'worry', ',', 'tom', "'s", 'here', '!'])
+    "Don't worry, tom's here!"
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+
+import opencc
+
+# Chinese punctuation that NFKC would turn into ASCII; keep it full width.
+_KEEP_FULL_WIDTH = "，。！？；：（）、“”‘’《》【】…—·"
+_HALF_TO_FULL = str.maketrans({",": "，", "!": "！", "?": "？", ";": "；", ":": "："})
+_CJK_TOKEN = re.compile(r"[A-Za-z0-9]+|\S")
+_EN_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|'[a-z]+|[^\sa-z0-9]")
+
+
+@functools.cache
+def _t2s() -> opencc.OpenCC:
+    return opencc.OpenCC("t2s")
+
+
+def normalize_chinese(text: str) -> str:
+    """Simplified characters, unified character widths, no surrounding whitespace.
+
+    Args:
+        text: Any Chinese text (traditional, simplified or mixed).
+
+    Returns:
+        The normalised text.
+    """
+    text = "".join(ch if ch in _KEEP_FULL_WIDTH else unicodedata.normalize("NFKC", ch) for ch in text)
+    text = _t2s().convert(text.strip())
+    # ASCII punctuation between Chinese characters becomes the full-width mark used in the corpora
+    return re.sub(r"(?<=[^\x00-\x7f])[,!?;:]|[,!?;:](?=[^\x00-\x7f])",
+                  lambda m: m.group(0).translate(_HALF_TO_FULL), text)
+
+
+def tokenize_chinese(text: str) -> list[str]:
+    """Normalise, then split into characters (Latin-letter and digit runs stay together, lower-cased)."""
+    return [tok.lower() for tok in _CJK_TOKEN.findall(normalize_chinese(text))]
+
+
+def tokenize_english(text: str) -> list[str]:
+    """Lower-case and split into words, clitics (``'s``, ``'t``) and punctuation marks."""
+    text = unicodedata.normalize("NFKC", text).lower().replace("’", "'").replace("‘", "'")
+    return _EN_TOKEN.findall(text)
+
+
+def detokenize_english(tokens: Sequence[str]) -> str:
+    """Join English tokens into a sentence: no space before punctuation or clitics, capital first letter."""
+    text = ""
+    quote_open = False
+    for tok in tokens:
+        if tok == '"':
+            text += (" " if text and not quote_open else "") + tok if not quote_open else tok
+            quote_open = not quote_open
+            continue
+        glue = (
+            not text
+            or tok in {".", ",", "!", "?", ";", ":", "%", ")", "]", "}", "..."}
+            or tok.startswith("'")
+            or text.endswith(("(", "[", "$", "#"))
+            or (quote_open and text.endswith('"'))
+        )
+        text += tok if glue else " " + tok
+    text = re.sub(r"\bi\b", "I", text)
+    return text[:1].upper() + text[1:]
+
+
+def detokenize_chinese(tokens: Sequence[str]) -> str:
+    """Join characters; Latin runs next to each other keep a space between them."""
+    out = ""
+    for tok in tokens:
+        if out and out[-1].isascii() and out[-1].isalnum() and tok[:1].isascii() and tok[:1].isalnum():
+            out += " "
+        out += tok
+    return out

@@ -1,0 +1,191 @@
+"""The model zoo: every variant of both tasks, trained with one command, resumable.
+
+``attention-lab zoo`` trains each variant in [`ZOO_ORDER`][attention_core.zoo.ZOO_ORDER] into
+``runs/<task>/<variant>/`` (skipping finished ones, resuming an interrupted one from its last
+checkpoint), exports a float16 copy with its model card to ``models/<task>/<variant>/`` and writes
+greedy and beam-5 evaluation reports to ``results/eval/``. Within a task every variant has the same
+sizes and training budget, so the comparison is about attention alone.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from attention_core.data import TASKS, load_splits
+from attention_core.evaluation import evaluate
+from attention_core.hub import atomic_write_text, load_folder, save_pretrained
+from attention_core.training import TrainConfig, fit
+
+VARIANTS: dict[str, dict] = {
+    "none": dict(decoder="none"),
+    "bahdanau": dict(decoder="bahdanau", score="concat"),
+    "luong-dot": dict(decoder="luong", score="dot"),
+    "luong-scaled_dot": dict(decoder="luong", score="scaled_dot"),
+    "luong-general": dict(decoder="luong", score="general"),
+    "luong-concat": dict(decoder="luong", score="concat"),
+    "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p"),
+}
+"""Zoo variants: decoder, score and attention mode (the window comes from the task)."""
+
+
+@dataclass
+class TaskRecipe:
+    """Sizes and training budget shared by every variant of one task.
+
+    Attributes:
+        model: ``ModelConfig`` fields (sizes, dropout, embedding tying).
+        train: Training settings.
+        window: Half-width ``D`` of the local-p variant.
+        extra: Extra couplet training folders.
+    """
+
+    model: dict
+    train: TrainConfig
+    window: int
+    extra: list[str] = field(default_factory=list)
+
+
+RECIPES: dict[str, TaskRecipe] = {
+    "translation": TaskRecipe(
+        model=dict(hidden_size=256, emb_size=128, dropout=0.3, tie_embeddings=True),
+        train=TrainConfig(epochs=12, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1,
+                          max_len=50),
+        window=4,
+    ),
+    "couplet": TaskRecipe(
+        model=dict(hidden_size=256, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
+        train=TrainConfig(epochs=5, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1,
+                          max_len=40),
+        window=2,
+    ),
+}
+"""The recipe of each task."""
+
+ZOO_ORDER: list[tuple[str, str]] = [
+    ("translation", "luong-general"),
+    ("couplet", "luong-general"),
+    ("translation", "none"),
+    ("couplet", "none"),
+    *[(task, v) for task in ("translation", "couplet") for v in VARIANTS
+      if v not in ("luong-general", "none")],
+]
+"""Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
+
+LICENSES = {
+    "translation": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
+    "couplet": "couplet test set MIT (v-zich/couplet-clean-dataset); training subset of the wb14123 corpus "
+    "(no license file; research and teaching use)",
+}
+
+
+def model_options(task: str, variant: str) -> dict:
+    """The ``ModelConfig`` fields of one zoo model."""
+    recipe = RECIPES[task]
+    options = {**recipe.model, **VARIANTS[variant]}
+    if options.get("attention") == "local-p":
+        options["window"] = recipe.window
+    return options
+
+
+def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], command: str) -> str:
+    """The README.md (model card) of a zoo model, with its measured test metrics."""
+    translator = load_folder(folder)
+    cfg, meta = translator.model.cfg, translator.meta
+    params = sum(p.numel() for p in translator.model.parameters())
+    rows = "\n".join(
+        f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} |" for name, r in sorted(reports.items())
+    )
+    language = "zh\n- en" if task == "translation" else "zh"
+    return f"""---
+language:
+- {language}
+license: other
+library_name: attention-lab
+tags:
+- seq2seq
+- attention
+- rnn
+- {task}
+---
+
+# Attention Lab — {task} — `{variant}`
+
+A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,
+decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`
+{f"(window D = {cfg.window})" if cfg.window else ""}, hidden {cfg.hidden_size}, embeddings {cfg.emb_size},
+{params / 1e6:.2f} M parameters, weights stored in float16.
+
+## Data and license
+{LICENSES[task]}. Split: {meta.get("data", {}).get("rule")} (seed {meta.get("data", {}).get("seed")});
+sizes {json.dumps(meta.get("data", {}).get("sizes"))}.
+
+## Training
+```
+{command}
+```
+Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
+
+## Test metrics (measured)
+Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
+
+| decoding | pairs | BLEU | chrF |
+|---|---|---|---|
+{rows}
+
+## Use
+```python
+from attention_core.hub import from_pretrained
+translator = from_pretrained("path/or/repo-id")
+print(translator.translate(["{'我喜欢自然语言处理' if task == 'translation' else '两个黄鹂鸣翠柳'}"])[0].text)
+```
+"""
+
+
+def run_zoo(data: str, runs: str = "runs", models: str = "models", results: str = "results",
+            only: list[str] | None = None, device: str | None = None, progress: bool = True) -> None:
+    """Train, export and evaluate every zoo model (see the module docstring).
+
+    Args:
+        data: The data folder.
+        runs: Training folders (checkpoints; not shipped).
+        models: Where the shipped float16 models go.
+        results: Where evaluation reports go (``results/eval``).
+        only: Restrict to ``task/variant`` names.
+        device: Force a device.
+        progress: Show progress bars.
+    """
+    splits_cache: dict[str, object] = {}
+    for task, variant in ZOO_ORDER:
+        name = f"{task}/{variant}"
+        if only and name not in only:
+            continue
+        recipe = RECIPES[task]
+        run_dir, model_dir = Path(runs) / task / variant, Path(models) / task / variant
+        if task not in splits_cache:
+            splits_cache[task] = load_splits(task, data, extra=recipe.extra)
+        splits = splits_cache[task]
+        options = model_options(task, variant)
+        command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
+        print(json.dumps({"event": "zoo", "model": name, "options": options,
+                          "train": asdict(recipe.train)}), flush=True)
+        fit(TASKS[task], splits, run_dir, options, recipe.train, resume=True, device=device,
+            progress=progress, command=command)
+        eval_dir = Path(results) / "eval"
+        reports = {}
+        save_pretrained(load_folder(run_dir), model_dir, half=True)
+        translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
+        for label, beam in (("greedy", 1), ("beam5", 5)):
+            for constrained in ([True, False] if task == "couplet" else [None]):
+                suffix = "" if constrained in (None, True) else "-unconstrained"
+                path = eval_dir / f"{task}--{variant}--{label}{suffix}.json"
+                if not path.exists():
+                    report = evaluate(translator, splits.test, beam, constrained)
+                    report.update(model_path=str(model_dir), split="test")
+                    atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
+                reports[label + suffix] = json.loads(path.read_text(encoding="utf-8"))
+        atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
+        print(json.dumps({"event": "zoo-done", "model": name,
+                          **{k: round(r["bleu"], 2) for k, r in reports.items()}}), flush=True)
