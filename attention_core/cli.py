@@ -33,7 +33,8 @@ def _window(value: str) -> int | None | str:
     try:
         d = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"window must be 'config', 'global' or an integer, got {value!r}") from None
+        msg = f"window must be 'config', 'global' or an integer, got {value!r}"
+        raise argparse.ArgumentTypeError(msg) from None
     if d < 1:
         raise argparse.ArgumentTypeError(f"window must be at least 1, got {d}")
     return d
