@@ -42,8 +42,12 @@ def _window(value: str) -> int | None | str:
 
 def _add_decoding(p: argparse.ArgumentParser) -> None:
     p.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    p.add_argument("--window", type=_window, default="config",
-                   help="decode-time window: 'config' (the model's own), 'global', or D >= 1")
+    p.add_argument(
+        "--window",
+        type=_window,
+        default="config",
+        help="decode-time window: 'config' (the model's own), 'global', or D >= 1",
+    )
     p.add_argument("--hard", action="store_true", help="hard (argmax) attention at decode time")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 … (default: CUDA if available)")
 
@@ -88,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", default=None, help="write the JSON report here")
     _add_decoding(p)
 
-    for name, help_ in (("translate", "translate Chinese sentences into English"),
-                        ("couplet", "write a 下联 for each 上联")):
+    for name, help_ in (
+        ("translate", "translate Chinese sentences into English"),
+        ("couplet", "write a 下联 for each 上联"),
+    ):
         p = sub.add_parser(name, help=help_)
         p.add_argument("text", nargs="*", help="input sentences (default: one per line on stdin)")
         p.add_argument("--model", required=True, help="model folder or Hub repo id")
@@ -146,16 +152,36 @@ def _load(model: str, device: str | None) -> Translator:
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "train":
         train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")})
-        options = dict(decoder=args.decoder, score=args.score, attention=args.attention, window=args.window,
-                       rnn=args.rnn, hidden_size=args.hidden, emb_size=args.emb, num_layers=args.layers,
-                       dropout=args.dropout, tie_embeddings=args.tie_embeddings,
-                       share_embeddings=args.share_embeddings)
+        options = dict(
+            decoder=args.decoder,
+            score=args.score,
+            attention=args.attention,
+            window=args.window,
+            rnn=args.rnn,
+            hidden_size=args.hidden,
+            emb_size=args.emb,
+            num_layers=args.layers,
+            dropout=args.dropout,
+            tie_embeddings=args.tie_embeddings,
+            share_embeddings=args.share_embeddings,
+        )
         splits = load_splits(args.task, args.data, args.split_seed, args.extra)
         if splits.info.get("skipped_lines"):
-            print(f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
-                  file=sys.stderr)
-        result = fit(TASKS[args.task], splits, args.out, options, train_cfg, args.resume, args.device,
-                     progress=not args.quiet, command="attention-lab " + shlex.join(argv))
+            print(
+                f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
+                file=sys.stderr,
+            )
+        result = fit(
+            TASKS[args.task],
+            splits,
+            args.out,
+            options,
+            train_cfg,
+            args.resume,
+            args.device,
+            progress=not args.quiet,
+            command="attention-lab " + shlex.join(argv),
+        )
         print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
         return 0
     if args.command == "evaluate":
@@ -164,8 +190,15 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         extra = translator.meta.get("data", {}).get("extra", [])
         splits = load_splits(translator.task.name, args.data, seed, extra)
         pairs = getattr(splits, args.split)[: args.limit] if args.limit else getattr(splits, args.split)
-        report = evaluate(translator, pairs, args.beam, False if args.unconstrained else None, args.window,
-                          args.hard, args.no_repeat)
+        report = evaluate(
+            translator,
+            pairs,
+            args.beam,
+            False if args.unconstrained else None,
+            args.window,
+            args.hard,
+            args.no_repeat,
+        )
         report["model_path"] = str(args.model)
         report["split"] = args.split
         text = json.dumps(report, ensure_ascii=False, indent=2)
@@ -179,16 +212,19 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command in ("translate", "couplet"):
         translator = _load(args.model, args.device)
         if translator.task.name != ("translation" if args.command == "translate" else "couplet"):
-            raise InputError(f"{args.model} is a {translator.task.name} model; use "
-                             f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'")
+            raise InputError(
+                f"{args.model} is a {translator.task.name} model; use "
+                f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
+            )
         texts = args.text or [line for line in sys.stdin.read().splitlines() if line.strip()]
         if not texts:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
         extra = {}
         if args.command == "couplet":
             extra = dict(constrained=not args.unconstrained, no_repeat=args.no_repeat)
-        outputs = translator.translate(texts, beam_size=args.beam, window=args.window, hard=args.hard,
-                                       max_tokens=400, **extra)
+        outputs = translator.translate(
+            texts, beam_size=args.beam, window=args.window, hard=args.hard, max_tokens=400, **extra
+        )
         for out in outputs:
             print(out.text)
             if args.show_attention:

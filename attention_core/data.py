@@ -173,8 +173,9 @@ def _sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def split_translation(data_dir: str | Path, seed: int = 1234, dev_size: int = 1000,
-                      test_size: int = 1000) -> Splits:
+def split_translation(
+    data_dir: str | Path, seed: int = 1234, dev_size: int = 1000, test_size: int = 1000
+) -> Splits:
     """The documented translation split of ``cmn-eng`` (see the module docstring)."""
     corpus = read_cmn_eng(data_dir)
     unique = list(dict.fromkeys(corpus.pairs))
@@ -207,8 +208,9 @@ def split_translation(data_dir: str | Path, seed: int = 1234, dev_size: int = 10
     return Splits(train, dev, test, info)
 
 
-def split_couplet(data_dir: str | Path, seed: int = 1234, dev_size: int = 1000,
-                  extra: Sequence[str] = ()) -> Splits:
+def split_couplet(
+    data_dir: str | Path, seed: int = 1234, dev_size: int = 1000, extra: Sequence[str] = ()
+) -> Splits:
     """The documented couplet split (see the module docstring).
 
     Args:
@@ -268,8 +270,13 @@ class Example:
     tgt_ids: list[int]
 
 
-def encode_pairs(pairs: Sequence[tuple[str, str]], task: Task, src_vocab: Vocab, tgt_vocab: Vocab,
-                 max_len: int | None = None) -> list[Example]:
+def encode_pairs(
+    pairs: Sequence[tuple[str, str]],
+    task: Task,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    max_len: int | None = None,
+) -> list[Example]:
     """Tokenise and map pairs to ids, dropping pairs with an empty side or longer than ``max_len``."""
     out = []
     for src_text, tgt_text in pairs:
@@ -280,8 +287,9 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], task: Task, src_vocab: Vocab,
     return out
 
 
-def bucketed_batches(examples: Sequence[Example], batch_size: int, shuffle: bool = True,
-                     seed: int = 0, pool: int = 50) -> Iterator[Batch]:
+def bucketed_batches(
+    examples: Sequence[Example], batch_size: int, shuffle: bool = True, seed: int = 0, pool: int = 50
+) -> Iterator[Batch]:
     """Length-bucketed batches: similar source lengths share a batch, so little padding is wasted.
 
     Examples are shuffled (with ``seed``), cut into pools of ``pool`` batches, sorted by length

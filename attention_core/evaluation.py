@@ -48,8 +48,14 @@ def evaluate(
     """
     task = translator.task
     started = time.perf_counter()
-    outputs = translator.translate([s for s, _ in pairs], beam_size=beam_size, window=window, hard=hard,
-                                   constrained=constrained, no_repeat=no_repeat)
+    outputs = translator.translate(
+        [s for s, _ in pairs],
+        beam_size=beam_size,
+        window=window,
+        hard=hard,
+        constrained=constrained,
+        no_repeat=no_repeat,
+    )
     seconds = time.perf_counter() - started
     hyps = [o.text for o in outputs]
     refs = [t for _, t in pairs]
@@ -72,8 +78,7 @@ def evaluate(
         "scoring": f"sacrebleu {task.bleu_tokenize}, lowercased, detokenised output",
     }
     if task.name == "couplet":
-        report["couplet"] = couplet_metrics([o.source_tokens for o in outputs],
-                                            [o.tokens for o in outputs])
+        report["couplet"] = couplet_metrics([o.source_tokens for o in outputs], [o.tokens for o in outputs])
     if translator.model.has_attention:
         report["alignment"] = {
             "entropy": sum(attention_entropy(o.weights) for o in outputs) / max(1, len(outputs)),

@@ -144,8 +144,9 @@ def load_folder(folder: str | Path, device: torch.device | str = "cpu") -> Trans
     return Translator(model.to(device).eval(), src_vocab, tgt_vocab, task, config.get("meta", {}))
 
 
-def from_pretrained(name_or_path: str | Path, device: torch.device | str = "cpu",
-                    revision: str | None = None) -> Translator:
+def from_pretrained(
+    name_or_path: str | Path, device: torch.device | str = "cpu", revision: str | None = None
+) -> Translator:
     """Load a model from a local folder or a Hub repo id (downloaded through ``huggingface_hub``).
 
     Args:
@@ -199,8 +200,13 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     return folder
 
 
-def push(folder: str | Path, repo_id: str, token: str | None = None, private: bool = False,
-         message: str = "Upload Attention Lab model") -> str:
+def push(
+    folder: str | Path,
+    repo_id: str,
+    token: str | None = None,
+    private: bool = False,
+    message: str = "Upload Attention Lab model",
+) -> str:
     """Upload a model folder to the Hub (creating the repo if needed).
 
     The token comes from the argument, ``HF_TOKEN`` or ``hf auth login``; it is never printed.

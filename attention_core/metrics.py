@@ -13,8 +13,9 @@ from torch import Tensor
 from attention_core.vocab import is_punctuation
 
 
-def bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
-         lowercase: bool = False) -> float:
+def bleu(
+    hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a", lowercase: bool = False
+) -> float:
     """Corpus BLEU (sacrebleu) of detokenised hypotheses against one reference each.
 
     Args:
@@ -28,8 +29,9 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "
     """
     if not hypotheses:
         return 0.0
-    return sacrebleu.corpus_bleu(list(hypotheses), [list(references)], tokenize=tokenize,
-                                 lowercase=lowercase).score
+    return sacrebleu.corpus_bleu(
+        list(hypotheses), [list(references)], tokenize=tokenize, lowercase=lowercase
+    ).score
 
 
 def chrf(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = False) -> float:
@@ -42,9 +44,14 @@ def chrf(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool =
 DEFAULT_BUCKETS = (0, 5, 10, 15, 20, 30, 1000)
 
 
-def bleu_by_length(source_lengths: Sequence[int], hypotheses: Sequence[str], references: Sequence[str],
-                   buckets: Sequence[int] = DEFAULT_BUCKETS, tokenize: str = "13a",
-                   lowercase: bool = False) -> list[dict]:
+def bleu_by_length(
+    source_lengths: Sequence[int],
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    buckets: Sequence[int] = DEFAULT_BUCKETS,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> list[dict]:
     """BLEU per source-length bucket: the bottleneck curve (Bahdanau et al. 2014, Fig. 2).
 
     Args:
@@ -62,13 +69,16 @@ def bleu_by_length(source_lengths: Sequence[int], hypotheses: Sequence[str], ref
     for lo, hi in zip(buckets, buckets[1:]):
         index = [i for i, n in enumerate(source_lengths) if lo < n <= hi]
         if index:
-            out.append({
-                "min": lo + 1,
-                "max": hi,
-                "n": len(index),
-                "bleu": bleu([hypotheses[i] for i in index], [references[i] for i in index],
-                             tokenize, lowercase),
-            })
+            out.append(
+                {
+                    "min": lo + 1,
+                    "max": hi,
+                    "n": len(index),
+                    "bleu": bleu(
+                        [hypotheses[i] for i in index], [references[i] for i in index], tokenize, lowercase
+                    ),
+                }
+            )
     return out
 
 

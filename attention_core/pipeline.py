@@ -60,8 +60,9 @@ class Translator:
         meta: Free-form information saved with the model (data split, training, metrics).
     """
 
-    def __init__(self, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab, task: Task,
-                 meta: dict | None = None) -> None:
+    def __init__(
+        self, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab, task: Task, meta: dict | None = None
+    ) -> None:
         self.model = model
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab

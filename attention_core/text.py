@@ -48,8 +48,11 @@ def normalize_chinese(text: str) -> str:
     text = "".join(ch if ch in _KEEP_FULL_WIDTH else unicodedata.normalize("NFKC", ch) for ch in text)
     text = _t2s().convert(text.strip())
     # ASCII punctuation between Chinese characters becomes the full-width mark used in the corpora
-    return re.sub(r"(?<=[^\x00-\x7f])[,!?;:]|[,!?;:](?=[^\x00-\x7f])",
-                  lambda m: m.group(0).translate(_HALF_TO_FULL), text)
+    return re.sub(
+        r"(?<=[^\x00-\x7f])[,!?;:]|[,!?;:](?=[^\x00-\x7f])",
+        lambda m: m.group(0).translate(_HALF_TO_FULL),
+        text,
+    )
 
 
 def tokenize_chinese(text: str) -> list[str]:

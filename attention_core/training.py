@@ -233,8 +233,10 @@ def fit(
     out = Path(out_dir)
     ckpt_path = out / "checkpoint.pt"
     if ckpt_path.exists() and not resume:
-        raise TrainError(f"{out} already holds a training run; pass --resume to continue it, "
-                         "or choose another --out folder")
+        raise TrainError(
+            f"{out} already holds a training run; pass --resume to continue it, "
+            "or choose another --out folder"
+        )
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
 
@@ -250,8 +252,10 @@ def fit(
     if not examples:
         raise TrainError("no training pairs left after tokenisation and length filtering")
     cfg = ModelConfig(
-        src_vocab_size=len(src_vocab), tgt_vocab_size=len(tgt_vocab),
-        length_ratio=round(length_ratio(examples), 4), **model_options,
+        src_vocab_size=len(src_vocab),
+        tgt_vocab_size=len(tgt_vocab),
+        length_ratio=round(length_ratio(examples), 4),
+        **model_options,
     ).validate()
     model = build_model(cfg).to(dev_)
     train_model: torch.nn.Module = model
@@ -259,7 +263,10 @@ def fit(
         train_model = DistributedDataParallel(model, device_ids=[dev_.index] if dev_.type == "cuda" else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=train_cfg.lr)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer, mode="max", factor=train_cfg.lr_decay, patience=train_cfg.lr_patience,
+        optimizer,
+        mode="max",
+        factor=train_cfg.lr_decay,
+        patience=train_cfg.lr_patience,
         min_lr=train_cfg.min_lr,
     )
     scaler = torch.amp.GradScaler("cuda") if dev_.type == "cuda" else None
@@ -282,9 +289,16 @@ def fit(
     }
     translator = Translator(model, src_vocab, tgt_vocab, task, meta)
     if rank == 0:
-        log = {"train_pairs": len(examples), "dev_pairs": len(dev_pairs), "src_vocab": len(src_vocab),
-               "tgt_vocab": len(tgt_vocab), "parameters": sum(p.numel() for p in model.parameters()),
-               "device": str(dev_), "processes": world, "resumed_at_epoch": state["epoch"]}
+        log = {
+            "train_pairs": len(examples),
+            "dev_pairs": len(dev_pairs),
+            "src_vocab": len(src_vocab),
+            "tgt_vocab": len(tgt_vocab),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "device": str(dev_),
+            "processes": world,
+            "resumed_at_epoch": state["epoch"],
+        }
         print(json.dumps({"event": "start", **log}), flush=True)
 
     for epoch in range(state["epoch"] + 1, train_cfg.epochs + 1):
@@ -294,11 +308,24 @@ def fit(
         if world > 1:
             batches = batches[: len(batches) // world * world][rank::world]
         started, pairs, total_loss = time.perf_counter(), 0, 0.0
-        bar = tqdm(batches, desc=f"epoch {epoch}", disable=not progress or rank != 0, mininterval=1.0,
-                   dynamic_ncols=True, file=sys.stderr)
+        bar = tqdm(
+            batches,
+            desc=f"epoch {epoch}",
+            disable=not progress or rank != 0,
+            mininterval=1.0,
+            dynamic_ncols=True,
+            file=sys.stderr,
+        )
         for batch in bar:
-            loss = train_step(train_model, batch.to(dev_), optimizer, train_cfg.clip,
-                              train_cfg.teacher_forcing, train_cfg.label_smoothing, scaler)
+            loss = train_step(
+                train_model,
+                batch.to(dev_),
+                optimizer,
+                train_cfg.clip,
+                train_cfg.teacher_forcing,
+                train_cfg.label_smoothing,
+                scaler,
+            )
             pairs += batch.size
             total_loss += loss * batch.size
             bar.set_postfix(loss=f"{loss:.3f}", pairs_s=f"{pairs / (time.perf_counter() - started):.0f}")
@@ -311,9 +338,12 @@ def fit(
         scheduler.step(dev_bleu)
         improved = dev_bleu > state["best_bleu"]
         record = {
-            "epoch": epoch, "train_loss": round(total_loss / max(1, pairs), 4),
-            "dev_bleu": round(dev_bleu, 2), "lr": optimizer.param_groups[0]["lr"],
-            "pairs_per_s": round(pairs * world / seconds, 1), "seconds": round(seconds, 1),
+            "epoch": epoch,
+            "train_loss": round(total_loss / max(1, pairs), 4),
+            "dev_bleu": round(dev_bleu, 2),
+            "lr": optimizer.param_groups[0]["lr"],
+            "pairs_per_s": round(pairs * world / seconds, 1),
+            "seconds": round(seconds, 1),
             "improved": improved,
         }
         state["history"].append(record)
@@ -337,8 +367,13 @@ def fit(
             dist.barrier()
     if state["epoch"] >= train_cfg.epochs:
         state["finished"] = True
-    return {"best_dev_bleu": state["best_bleu"], "epochs": state["epoch"], "finished": state["finished"],
-            "history": state["history"], "out_dir": str(out)}
+    return {
+        "best_dev_bleu": state["best_bleu"],
+        "epochs": state["epoch"],
+        "finished": state["finished"],
+        "history": state["history"],
+        "out_dir": str(out),
+    }
 
 
 def _as_random_state(value: object) -> tuple:
@@ -347,9 +382,14 @@ def _as_random_state(value: object) -> tuple:
     return (int(version), tuple(int(x) for x in internal), gauss)
 
 
-def _save_checkpoint(path: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer,
-                     scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau, state: dict,
-                     device: torch.device) -> None:
+def _save_checkpoint(
+    path: Path,
+    model: Seq2Seq,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau,
+    state: dict,
+    device: torch.device,
+) -> None:
     """Write the resumable training state atomically."""
     ckpt = {
         "model": model.state_dict(),

@@ -51,14 +51,16 @@ class TaskRecipe:
 RECIPES: dict[str, TaskRecipe] = {
     "translation": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.3, tie_embeddings=True),
-        train=TrainConfig(epochs=12, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1,
-                          max_len=50),
+        train=TrainConfig(
+            epochs=12, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50
+        ),
         window=4,
     ),
     "couplet": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
-        train=TrainConfig(epochs=5, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1,
-                          max_len=40),
+        train=TrainConfig(
+            epochs=5, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40
+        ),
         window=2,
     ),
 }
@@ -69,8 +71,12 @@ ZOO_ORDER: list[tuple[str, str]] = [
     ("couplet", "luong-general"),
     ("translation", "none"),
     ("couplet", "none"),
-    *[(task, v) for task in ("translation", "couplet") for v in VARIANTS
-      if v not in ("luong-general", "none")],
+    *[
+        (task, v)
+        for task in ("translation", "couplet")
+        for v in VARIANTS
+        if v not in ("luong-general", "none")
+    ],
 ]
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
 
@@ -139,13 +145,20 @@ Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
 ```python
 from attention_core.hub import from_pretrained
 translator = from_pretrained("path/or/repo-id")
-print(translator.translate(["{'我喜欢自然语言处理' if task == 'translation' else '两个黄鹂鸣翠柳'}"])[0].text)
+print(translator.translate(["{"我喜欢自然语言处理" if task == "translation" else "两个黄鹂鸣翠柳"}"])[0].text)
 ```
 """
 
 
-def run_zoo(data: str, runs: str = "runs", models: str = "models", results: str = "results",
-            only: list[str] | None = None, device: str | None = None, progress: bool = True) -> None:
+def run_zoo(
+    data: str,
+    runs: str = "runs",
+    models: str = "models",
+    results: str = "results",
+    only: list[str] | None = None,
+    device: str | None = None,
+    progress: bool = True,
+) -> None:
     """Train, export and evaluate every zoo model (see the module docstring).
 
     Args:
@@ -169,16 +182,27 @@ def run_zoo(data: str, runs: str = "runs", models: str = "models", results: str 
         splits = splits_cache[task]
         options = model_options(task, variant)
         command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
-        print(json.dumps({"event": "zoo", "model": name, "options": options,
-                          "train": asdict(recipe.train)}), flush=True)
-        fit(TASKS[task], splits, run_dir, options, recipe.train, resume=True, device=device,
-            progress=progress, command=command)
+        print(
+            json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(recipe.train)}),
+            flush=True,
+        )
+        fit(
+            TASKS[task],
+            splits,
+            run_dir,
+            options,
+            recipe.train,
+            resume=True,
+            device=device,
+            progress=progress,
+            command=command,
+        )
         eval_dir = Path(results) / "eval"
         reports = {}
         save_pretrained(load_folder(run_dir), model_dir, half=True)
         translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
         for label, beam in (("greedy", 1), ("beam5", 5)):
-            for constrained in ([True, False] if task == "couplet" else [None]):
+            for constrained in [True, False] if task == "couplet" else [None]:
                 suffix = "" if constrained in (None, True) else "-unconstrained"
                 path = eval_dir / f"{task}--{variant}--{label}{suffix}.json"
                 if not path.exists():
@@ -187,5 +211,9 @@ def run_zoo(data: str, runs: str = "runs", models: str = "models", results: str 
                     atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
                 reports[label + suffix] = json.loads(path.read_text(encoding="utf-8"))
         atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
-        print(json.dumps({"event": "zoo-done", "model": name,
-                          **{k: round(r["bleu"], 2) for k, r in reports.items()}}), flush=True)
+        print(
+            json.dumps(
+                {"event": "zoo-done", "model": name, **{k: round(r["bleu"], 2) for k, r in reports.items()}}
+            ),
+            flush=True,
+        )

@@ -1,0 +1,62 @@
+import pytest
+from corpus import data_dir
+
+from attention_core.cli import main
+from attention_core.config import ModelConfig
+from attention_core.data import get_task
+from attention_core.hub import save_pretrained
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import build_model
+from attention_core.vocab import Vocab
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    src = Vocab(list(dict.fromkeys("我喜欢自然语言处理今天气很好")))
+    tgt = Vocab("i like natural language processing the weather is nice today .".split())
+    cfg = ModelConfig(
+        src_vocab_size=len(src),
+        tgt_vocab_size=len(tgt),
+        hidden_size=16,
+        emb_size=8,
+        attention="local-m",
+        window=2,
+    )
+    save_pretrained(Translator(build_model(cfg), src, tgt, get_task("translation")), tmp_path / "m")
+    return tmp_path / "m"
+
+
+def test_translate_prints_text_and_alignment(model_dir, capsys):
+    assert main(["translate", "--model", str(model_dir), "--show-attention", "我喜欢猫", "--beam", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = out[1].split()
+    assert header == ["我", "喜", "欢", "<unk>"]  # 猫 is unknown and shown as such
+    assert any(line.startswith("p_t") for line in out)
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["translate", "--model", "MODEL", "   "], "empty"),
+        (["couplet", "--model", "MODEL", "春风"], "translation model"),
+        (["translate", "--model", "/no/such/folder", "你好"], "does not exist"),
+        (["train", "--task", "translation", "--data", "/no/such/data", "--out", "OUT"], "not found"),
+        (
+            ["train", "--task", "couplet", "--data", "DATA", "--out", "OUT", "--attention", "local-p"],
+            "window",
+        ),
+    ],
+)
+def test_bad_input_is_one_clear_error_line(model_dir, tmp_path, capsys, argv, message):
+    argv = [a.replace("MODEL", str(model_dir)).replace("OUT", str(tmp_path / "o")) for a in argv]
+    argv = [str(data_dir()) if a == "DATA" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+def test_unknown_variant_is_rejected_with_the_valid_names(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--task", "translation", "--out", "x", "--score", "cosine"])
+    assert exit_.value.code == 2
+    assert "scaled_dot" in capsys.readouterr().err

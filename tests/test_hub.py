@@ -1,0 +1,128 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from attention_core.config import ModelConfig
+from attention_core.data import get_task
+from attention_core.hub import ModelLoadError, from_pretrained, load_folder, save_pretrained
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import build_model
+from attention_core.vocab import Vocab
+
+
+def _translator(**kw) -> Translator:
+    vocab = Vocab(list("春风夏雨秋月冬雪山水花鸟，。"))
+    cfg = ModelConfig(
+        src_vocab_size=len(vocab),
+        tgt_vocab_size=len(vocab),
+        hidden_size=16,
+        emb_size=8,
+        decoder="luong",
+        score="concat",
+        attention="local-p",
+        window=2,
+        **kw,
+    )
+    return Translator(build_model(cfg).eval(), vocab, vocab, get_task("couplet"), {"note": "test"})
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_save_load_round_trip_gives_identical_outputs(tmp_path, tied):
+    translator = _translator(tie_embeddings=tied, share_embeddings=tied)
+    save_pretrained(translator, tmp_path / "m")
+    loaded = load_folder(tmp_path / "m")
+    for a, b in zip(translator.model.state_dict().values(), loaded.model.state_dict().values()):
+        torch.testing.assert_close(a, b)
+    x = translator.translate(["春风夏雨", "山水"], beam_size=2)
+    y = loaded.translate(["春风夏雨", "山水"], beam_size=2)
+    assert [o.text for o in x] == [o.text for o in y]
+    torch.testing.assert_close(x[0].weights, y[0].weights)
+    assert loaded.meta == {"note": "test"}
+    assert not list((tmp_path / "m").glob("*.tmp"))  # atomic writes leave no temporaries
+
+
+def test_half_precision_export_is_half_the_size_and_still_loads(tmp_path):
+    translator = _translator()
+    save_pretrained(translator, tmp_path / "full")
+    save_pretrained(translator, tmp_path / "half", half=True)
+    full = (tmp_path / "full" / "model.safetensors").stat().st_size
+    half = (tmp_path / "half" / "model.safetensors").stat().st_size
+    assert half < 0.6 * full
+    assert load_file(str(tmp_path / "half" / "model.safetensors"))["generator.weight"].dtype == torch.float16
+    model = load_folder(tmp_path / "half").model
+    assert next(model.parameters()).dtype == torch.float32
+
+
+def test_mismatched_tensors_are_named(tmp_path):
+    save_pretrained(_translator(), tmp_path / "m")
+    path = tmp_path / "m" / "model.safetensors"
+    state = load_file(str(path))
+    state["generator.bias"] = torch.zeros(3)
+    del state["decoder.W_c.weight"]
+    save_file(state, str(path))
+    with pytest.raises(ModelLoadError) as err:
+        load_folder(tmp_path / "m")
+    assert "decoder.W_c.weight" in str(err.value) and "generator.bias" in str(err.value)
+
+
+def test_config_mismatch_and_missing_files_are_explained(tmp_path):
+    save_pretrained(_translator(), tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    config["model"]["hidden_size"] = 32
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match="shape"):
+        load_folder(tmp_path / "m")
+    (tmp_path / "m" / "tgt_vocab.json").unlink()
+    with pytest.raises(ModelLoadError, match="tgt_vocab.json"):
+        load_folder(tmp_path / "m")
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        from_pretrained(tmp_path / "nothing")
+
+
+def test_download_through_a_local_hub_server(tmp_path):
+    from hub_server import serve
+
+    translator = _translator()
+    save_pretrained(translator, tmp_path / "repos" / "lab" / "couplet")
+    (tmp_path / "repos" / "lab" / "couplet" / "README.md").write_text("# card")
+    server, endpoint = serve(tmp_path / "repos")
+    code = (
+        "import sys; from attention_core.hub import from_pretrained, ModelLoadError\n"
+        "t = from_pretrained('lab/couplet')\n"
+        "print(t.translate(['春风'])[0].text)\n"
+        "try:\n    from_pretrained('lab/missing')\nexcept ModelLoadError as e:\n    print('ERR', e)\n"
+    )
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": endpoint,
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "0",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_ETAG_TIMEOUT": "5",
+        "HF_HUB_DOWNLOAD_TIMEOUT": "5",
+    }
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+        )
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    expected = translator.translate(["春风"])[0].text
+    assert lines[0] == expected
+    assert lines[1].startswith("ERR cannot download 'lab/missing'")
+    assert (tmp_path / "hf").exists()  # really went through the Hub cache
+    shutil.rmtree(tmp_path / "hf")
+
+
+def test_offline_without_cache_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelLoadError, match="cannot download"):
+        from_pretrained("nobody/nothing-here")

@@ -1,0 +1,171 @@
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from corpus import data_dir
+
+from attention_core.config import ModelConfig
+from attention_core.data import get_task, load_splits, split_couplet
+from attention_core.hub import load_folder
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import build_model
+from attention_core.training import TrainConfig, TrainError, fit
+from attention_core.vocab import Vocab, is_punctuation
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_real_pairs_train_with_falling_loss(tmp_path):
+    splits = load_splits("translation", data_dir())
+    cfg = TrainConfig(epochs=2, max_train=2000, max_dev=200, batch_size=64)
+    started = time.perf_counter()
+    result = fit(
+        get_task("translation"),
+        splits,
+        tmp_path / "m",
+        dict(decoder="luong", score="general"),
+        cfg,
+        progress=False,
+    )
+    seconds = time.perf_counter() - started
+    first, second = result["history"]
+    assert first["train_loss"] < 7.0  # well below ln(V) ≈ 7.6 of an untrained model
+    assert second["train_loss"] < first["train_loss"] - 0.3
+    assert (tmp_path / "m" / "model.safetensors").is_file()
+    translator = load_folder(tmp_path / "m")
+    assert translator.meta["data"]["sizes"] == {"train": 27055, "dev": 1000, "test": 1000}
+    print(f"2 epochs on 2,000 real pairs: {seconds:.1f} s")
+
+
+def test_refuses_to_overwrite_a_run(tmp_path):
+    splits = load_splits("translation", data_dir())
+    cfg = TrainConfig(epochs=1, max_train=200, max_dev=20)
+    opts = dict(hidden_size=16, emb_size=8)
+    fit(get_task("translation"), splits, tmp_path, opts, cfg, progress=False)
+    with pytest.raises(TrainError, match="--resume"):
+        fit(get_task("translation"), splits, tmp_path, opts, cfg, progress=False)
+
+
+def _train_cmd(out: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "attention_core.cli",
+        "train",
+        "--task",
+        "translation",
+        "--data",
+        str(data_dir()),
+        "--out",
+        str(out),
+        "--max-train",
+        "1500",
+        "--max-dev",
+        "50",
+        "--epochs",
+        "3",
+        "--hidden",
+        "64",
+        "--emb",
+        "32",
+        "--quiet",
+        "--dropout",
+        "0.3",
+        "--teacher-forcing",
+        "0.8",
+        *extra,
+    ]
+
+
+def _checkpoint(out: Path) -> dict:
+    return torch.load(out / "checkpoint.pt", weights_only=True)
+
+
+def test_kill_and_resume_reaches_the_same_state(tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    straight = tmp_path / "straight"
+    subprocess.run(_train_cmd(straight), env=env, check=True, capture_output=True, timeout=300)
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(_train_cmd(killed), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and not (killed / "metrics.jsonl").exists():
+        time.sleep(0.02)
+    proc.kill()  # during epoch 2
+    proc.wait()
+    assert len(json.loads(_checkpoint(killed)["state"])["history"]) == 1, "killed too late to test resume"
+    resumed = subprocess.run(
+        _train_cmd(killed, "--resume"), env=env, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert '"resumed_at_epoch": 1' in resumed.stdout
+
+    a, b = _checkpoint(straight), _checkpoint(killed)
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), f"{name} differs after resume"
+    strip = lambda h: [{k: v for k, v in r.items() if k not in ("seconds", "pairs_per_s")} for r in h]  # noqa: E731
+    assert strip(json.loads(a["state"])["history"]) == strip(json.loads(b["state"])["history"])
+
+
+def test_torchrun_two_cpu_processes(tmp_path):
+    out = tmp_path / "ddp"
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "attention_core.cli",
+        "train",
+        "--task",
+        "translation",
+        "--data",
+        str(data_dir()),
+        "--out",
+        str(out),
+        "--max-train",
+        "1024",
+        "--max-dev",
+        "30",
+        "--epochs",
+        "2",
+        "--hidden",
+        "32",
+        "--emb",
+        "16",
+        "--quiet",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    start = next(e for e in events if e.get("event") == "start")
+    assert start["processes"] == 2
+    epochs = [e for e in events if "epoch" in e and "train_loss" in e]
+    assert len(epochs) == 2 and epochs[1]["train_loss"] < epochs[0]["train_loss"]
+    assert load_folder(out).model.cfg.hidden_size == 32
+
+
+def test_couplet_constraints_hold_on_every_test_input():
+    splits = split_couplet(data_dir())
+    task = get_task("couplet")
+    vocab = Vocab.build((task.tokenize_src(s) for pair in splits.train for s in pair), min_freq=3)
+    cfg = ModelConfig(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab), hidden_size=32, emb_size=16)
+    translator = Translator(build_model(cfg).eval(), vocab, vocab, task)  # untrained: the hardest case
+    sources = [s for s, _ in splits.test]
+    for beam, subset in ((1, sources), (3, sources[:300])):
+        outputs = translator.translate(subset, beam_size=beam, no_repeat=True, batch_size=128)
+        for out in outputs:
+            src, tgt = out.source_tokens, out.tokens
+            assert len(tgt) == len(src), (src, tgt)
+            assert "<unk>" not in tgt
+            for a, b in zip(src, tgt):
+                assert is_punctuation(a) == is_punctuation(b)
+                assert (a == b) if is_punctuation(a) else (a != b)
