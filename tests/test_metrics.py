@@ -57,7 +57,7 @@ def test_couplet_metrics_by_hand():
     m = couplet_metrics(sources, outputs)
     assert m["length_match"] == pytest.approx(2 / 3)
     assert m["punctuation_aligned"] == pytest.approx(2 / 3)
-    # last characters: 觅(mi4,仄)/来(lai2,平) opposite; 晓(xiao3,仄)/鸟(niao3,仄) same; 天(平)/高(gao1,平) same
+    # last characters: 觅(mi4)/来(lai2) opposite; 晓(xiao3)/鸟(niao3) same; 天(tian1)/高(gao1) same
     assert m["tone_opposition"] == pytest.approx(1 / 3)
     assert m["repetition_cases"] == 1 and m["repetition_mirrored"] == 1.0
     assert repetition_pattern("声声慢") == (0, 0, 2)
