@@ -136,7 +136,7 @@ class Translator:
             else:
                 hyps = beam_search(self.model, batch.src, batch.src_lengths, beam_size, **args)
             for i, src, hyp in zip(index, sources, hyps):
-                tokens = self.tgt_vocab.decode(hyp.tokens)
+                tokens = [self.tgt_vocab.itos[i] for i in hyp.tokens]  # one per weight row
                 known = [tok in self.src_vocab for tok in src]
                 results[i] = Output(
                     source_tokens=[tok if ok else UNK for tok, ok in zip(src, known)],

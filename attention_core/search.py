@@ -129,6 +129,13 @@ def default_max_len(model: Seq2Seq, src_lengths: Tensor) -> int:
     return int(src_lengths.max().item() * max(1.0, model.cfg.length_ratio) * 2) + 10
 
 
+def _logprobs(model: Seq2Seq, logits: Tensor, constraint: Constraint | None, t: int) -> Tensor:
+    """Log-probabilities of one step: ``<pad>`` and ``<bos>`` are never generated; constraints apply."""
+    logprobs = torch.log_softmax(logits.float(), dim=-1)  # (B, V)
+    logprobs[:, [model.cfg.pad_id, model.cfg.bos_id]] = float("-inf")
+    return logprobs if constraint is None else constraint.apply(logprobs, t)
+
+
 def _hypothesis(
     tokens: Tensor, weights: Tensor, centres: Tensor | None, score: float, src_len: int, eos: int
 ) -> Hypothesis:
@@ -179,9 +186,7 @@ def greedy(
     tokens, weights, centres = [], [], []
     for t in range(max_len):
         step = model.step(y, state, memory, t, window, hard)
-        logprobs = torch.log_softmax(step.logits.float(), dim=-1)  # (B, V)
-        if constraint is not None:
-            logprobs = constraint.apply(logprobs, t)
+        logprobs = _logprobs(model, step.logits, constraint, t)  # (B, V)
         best, y = logprobs.max(dim=-1)
         score += best.masked_fill(done, 0.0)
         state = step.state
@@ -258,9 +263,7 @@ def beam_search(
     offsets = (torch.arange(B, device=device) * K).unsqueeze(1)  # (B, 1)
     for t in range(max_len):
         step = model.step(y, state, memory, t, window, hard)
-        logprobs = torch.log_softmax(step.logits.float(), dim=-1)  # (B*K, V)
-        if constraint is not None:
-            logprobs = constraint.apply(logprobs, t)
+        logprobs = _logprobs(model, step.logits, constraint, t)  # (B*K, V)
         V = logprobs.size(-1)
         candidates = (beam_scores.unsqueeze(1) + logprobs).view(B, K * V)
         top_scores, top_index = candidates.topk(K, dim=1)  # (B, K)

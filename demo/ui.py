@@ -1,0 +1,173 @@
+"""The Gradio interface: one ``build_<tab>_tab()`` per tab, wired to the pure handlers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import gradio as gr
+
+from demo.handlers import WINDOW_CHOICES, Result, Settings, compare, run, step_view
+from demo.models import ModelRegistry
+
+try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
+    import spaces
+
+    gpu: Callable = spaces.GPU
+except ImportError:  # pragma: no cover - depends on the environment
+
+    def gpu(fn: Callable) -> Callable:
+        """No ``spaces`` package: run the function as it is."""
+        return fn
+
+
+DOCS_URL = os.environ.get("ATTENTION_LAB_DOCS_URL", "").rstrip("/")
+"""Base URL of the documentation site; the app links to its theory pages when set."""
+
+TRANSLATION_EXAMPLES = [
+    "我喜欢自然语言处理",
+    "今天天气很好",
+    "你明天有空吗？",
+    "每次听到这首歌，都会让我回忆起自己年轻的时候。",
+    "那些说钱不能买来幸福的人，只是不知道上哪里去买而已。",
+    "在日本，在我们的雨季常常下雨，雨季一般在六月中旬至七月中旬。",
+]
+COUPLET_EXAMPLES = [
+    "两个黄鹂鸣翠柳",
+    "今天天气很好",
+    "春风得意马蹄疾",
+    "海内存知己",
+    "山含泪，水呜咽，哀乐声中，祭当年屈死同胞，铭倭寇血仇国耻",
+]
+
+CSS = """
+.hint {font-size: 0.85em; opacity: 0.8; margin-top: -6px}
+"""
+
+
+def _doc(page: str, text: str) -> str:
+    link = f" · [docs 文档]({DOCS_URL}/{page}/)" if DOCS_URL else f" · docs 文档: `docs/{page}.md`"
+    return f"<span class='hint'>{text}{link}</span>"
+
+
+def _controls(registry: ModelRegistry, task: str) -> dict:
+    """The decoding controls of a tab, each with a one-line explanation."""
+    c: dict = {}
+    c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task),
+                               label="score function / variant 注意力类型")
+    gr.Markdown(_doc("theory/scores", "How the decoder scores each source position: dot, scaled dot, "
+                     "general (bilinear), concat (additive), or no attention at all."))
+    c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口")
+    gr.Markdown(_doc("theory/local", "global = every source position; D = only positions within ±D of the "
+                     "centre (local-m: t·S/T; local-p models: their predicted p_t)."))
+    c["hard"] = gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label="attention 注意力")
+    gr.Markdown(_doc("theory/local", "hard = all weight on the single best position (argmax)."))
+    c["beam"] = gr.Slider(1, 10, value=1, step=1, label="beam size 束宽 (1 = greedy 贪心)")
+    gr.Markdown(_doc("theory/decoding", "Greedy keeps the best token at each step; beam search keeps the "
+                     "k best partial outputs and returns the best complete one."))
+    if task == "couplet":
+        c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")
+        c["no_repeat"] = gr.Checkbox(value=False, label="no repeated character at the same position 不重字")
+        gr.Markdown(_doc("cli", "Constraints force the 上联's length and punctuation and forbid &lt;unk&gt;."))
+    return c
+
+
+def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: list[str]) -> None:
+    """One task tab: input, controls, output, heatmap, and the step-through view."""
+    with gr.Tab(title, id=task):
+        with gr.Row():
+            with gr.Column(scale=3):
+                placeholder = "输入中文句子 Type a Chinese sentence" if task == "translation" else "输入上联"
+                text = gr.Textbox(label="上联 first line" if task == "couplet" else "中文 Chinese",
+                                  placeholder=placeholder, lines=2, max_lines=4, elem_id=f"{task}-input")
+                button = gr.Button("生成 Generate" if task == "couplet" else "翻译 Translate",
+                                   variant="primary", elem_id=f"{task}-run")
+                gr.Examples(examples, inputs=text, label="examples 示例")
+                output = gr.Textbox(label="下联 second line" if task == "couplet" else "English",
+                                    interactive=False, elem_id=f"{task}-output")
+                info = gr.Markdown(elem_id=f"{task}-info")
+            with gr.Column(scale=2):
+                controls = _controls(registry, task)
+        heatmap = gr.Plot(label="alignment heatmap 对齐热力图", elem_id=f"{task}-heatmap")
+        step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看")
+        bars = gr.Plot(label="one step 单步", elem_id=f"{task}-steps")
+        state = gr.State({})
+
+        names = list(controls)
+
+        @gpu
+        def handler(text_value: str, *values: object) -> tuple:
+            settings = Settings(**{
+                {"beam": "beam_size"}.get(k, k): v for k, v in zip(names, values)
+            })
+            settings.beam_size = int(settings.beam_size)
+            result: Result = run(registry, task, text_value, settings)
+            steps = max(1, len(result.state.get("output", [])))
+            return (result.text, result.info, result.figure, result.steps, result.state,
+                    gr.Slider(1, steps, value=1, step=1))
+
+        inputs = [text, *controls.values()]
+        outputs = [output, info, heatmap, bars, state, step]
+        button.click(handler, inputs, outputs, api_name=task)
+        text.submit(handler, inputs, outputs, api_visibility="private")
+        step.change(step_view, [state, step], [heatmap, bars], api_visibility="private",
+                    show_progress="hidden")
+
+
+def build_compare_tab(registry: ModelRegistry) -> None:
+    """Two variants side by side on the same input: the bottleneck made visible."""
+    with gr.Tab("对比 Compare", id="compare"):
+        gr.Markdown("The same input through two variants. Try a long sentence with **no attention** vs "
+                    "**concat**: the baseline squeezes the whole source into one vector. "
+                    "同一输入，两种模型并排对比。")
+        task = gr.Radio([("翻译 Translation", "translation"), ("对联 Couplet", "couplet")],
+                        value="translation", label="task 任务")
+        text = gr.Textbox(label="input 输入", value=TRANSLATION_EXAMPLES[-1], lines=2,
+                          elem_id="compare-input")
+        variants = registry.variants("translation")
+        names = [v for _, v in variants]
+        with gr.Row():
+            a = gr.Dropdown(variants, value="none" if "none" in names else None, label="variant A")
+            b = gr.Dropdown(variants, value="luong-concat" if "luong-concat" in names else None,
+                            label="variant B")
+        button = gr.Button("对比 Compare", variant="primary", elem_id="compare-run")
+        with gr.Row():
+            with gr.Column():
+                out_a = gr.Textbox(label="A", interactive=False)
+                fig_a = gr.Plot(label="A alignment")
+            with gr.Column():
+                out_b = gr.Textbox(label="B", interactive=False)
+                fig_b = gr.Plot(label="B alignment")
+
+        def switch(task_value: str) -> tuple:
+            choices = registry.variants(task_value)
+            have = [v for _, v in choices]
+            first = "none" if "none" in have else (have[0] if have else None)
+            second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
+            example = TRANSLATION_EXAMPLES[-1] if task_value == "translation" else COUPLET_EXAMPLES[-1]
+            return gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second), example
+
+        task.change(switch, task, [a, b, text], api_visibility="private")
+
+        @gpu
+        def handler(task_value: str, text_value: str, va: str, vb: str) -> tuple:
+            return compare(registry, task_value, text_value, va, vb)
+
+        button.click(handler, [task, text, a, b], [out_a, fig_a, out_b, fig_b], api_name="compare")
+
+
+def build_app(registry: ModelRegistry) -> gr.Blocks:
+    """The whole app (not launched)."""
+    with gr.Blocks(title="Attention Lab 注意力实验室") as app:
+        gr.Markdown(
+            "# Attention Lab 注意力实验室\n"
+            "See where an RNN encoder–decoder looks while it writes each word: translation 中文 → English "
+            "and couplets 上联 → 下联, with every classic attention mechanism. "
+            f"Models: `{registry.source}`."
+        )
+        if "translation" in registry.models:
+            build_task_tab(registry, "translation", "翻译 Translation", TRANSLATION_EXAMPLES)
+        if "couplet" in registry.models:
+            build_task_tab(registry, "couplet", "对联 Couplet", COUPLET_EXAMPLES)
+        build_compare_tab(registry)
+    return app

@@ -1,0 +1,66 @@
+"""Small untrained models for handler tests, and a launcher for the real app on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from attention_core.config import ModelConfig
+from attention_core.data import get_task
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import build_model
+from attention_core.vocab import Vocab
+from demo.models import ModelRegistry
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIANTS = {
+    "none": dict(decoder="none"),
+    "bahdanau": dict(decoder="bahdanau", score="concat"),
+    "luong-dot": dict(decoder="luong", score="dot"),
+    "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p", window=2),
+}
+
+
+def small_registry() -> ModelRegistry:
+    zh = Vocab(list(dict.fromkeys("两个黄鹂鸣翠柳我喜欢自然语言处理今天气很好春风，。")))
+    en = Vocab("i like natural language processing the weather is nice today .".split())
+    models: dict = {"translation": {}, "couplet": {}}
+    for name, options in VARIANTS.items():
+        for task, tgt in (("translation", en), ("couplet", zh)):
+            cfg = ModelConfig(src_vocab_size=len(zh), tgt_vocab_size=len(tgt), hidden_size=16, emb_size=8,
+                              **options)
+            models[task][name] = Translator(build_model(cfg).eval(), zh, tgt, get_task(task))
+    return ModelRegistry(models, "test models")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_app(models: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``python app.py`` (the bundled models unless ``models`` is given); wait until it answers."""
+    port = free_port()
+    cmd = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
+    if models is not None:
+        cmd += ["--models", str(models)]
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"app exited: {proc.stdout.read()}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("app did not start within 120 s")

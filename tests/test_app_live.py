@@ -1,0 +1,101 @@
+"""The real app (``python app.py`` on the bundled models) through gradio_client and a real browser."""
+
+from pathlib import Path
+
+import pytest
+from app_fixtures import ROOT, launch_app
+from gradio_client import Client
+
+from demo.models import BUNDLED, ModelRegistry
+
+SCREENSHOTS = ROOT / "tests" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    if not list(BUNDLED.glob("*/*/config.json")):
+        pytest.fail(f"no bundled models under {BUNDLED}; train them with 'attention-lab zoo'")
+    proc, url = launch_app()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    return Client(app_url, verbose=False)
+
+
+def _variants(task):
+    return [v for _, v in ModelRegistry.load(BUNDLED, "cpu").variants(task)]
+
+
+def test_both_tabs_every_variant(client):
+    for variant in _variants("translation"):
+        text, info, *_ = client.predict("我喜欢自然语言处理", variant, "default", False, 1,
+                                        api_name="/translation")
+        assert text.strip(), variant
+    for variant in _variants("couplet"):
+        text, info, *_ = client.predict("两个黄鹂鸣翠柳", variant, "default", False, 3, True, False,
+                                        api_name="/couplet")
+        assert len(text) == 7, (variant, text)
+
+
+@pytest.mark.parametrize(
+    "task,text,message",
+    [
+        ("translation", "", "Please type"),
+        ("translation", "   ", "Please type"),
+        ("translation", "好" * 10_000, "limit"),
+        ("couplet", "hello", "Chinese"),
+    ],
+)
+def test_bad_input_is_a_message_and_the_queue_keeps_going(client, task, text, message):
+    extra = (True, False) if task == "couplet" else ()
+    variant = _variants(task)[0]
+    with pytest.raises(Exception, match=message):
+        client.predict(text, variant, "default", False, 1, *extra, api_name=f"/{task}")
+    out, *_ = client.predict("今天天气很好", variant, "global", True, 1, *extra, api_name=f"/{task}")
+    assert out.strip()
+
+
+def test_html_emoji_and_traditional_input(client):
+    variant = _variants("translation")[0]
+    out, info, *_ = client.predict("<script>alert(1)</script>我們😀", variant, "3", False, 2,
+                                   api_name="/translation")
+    assert "<script>" not in info and "我们" in info.replace(" ", "")
+
+
+def test_compare_endpoint(client):
+    a, _, b, _ = client.predict("translation", "今天天气很好", _variants("translation")[0],
+                                _variants("translation")[-1], api_name="/compare")
+    assert a.strip() and b.strip()
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian chromium (apt-get install chromium)")
+def test_browser_couplet_and_heatmap(app_url):
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(exist_ok=True)
+    errors = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(app_url, wait_until="load")
+        page.get_by_role("tab", name="对联 Couplet").click()
+        page.locator("#couplet-input textarea").fill("两个黄鹂鸣翠柳")
+        page.locator("#couplet-run").click()
+        page.wait_for_function(
+            "() => { const t = document.querySelector('#couplet-output textarea');"
+            " return t && t.value.length === 7; }", timeout=60_000)
+        page.locator("#couplet-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+        assert page.locator("#couplet-heatmap .heatmaplayer, #couplet-heatmap .hm").count() > 0
+        assert page.locator(".toast-body.error, .error").count() == 0
+        page.screenshot(path=str(SCREENSHOTS / "app-couplet.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
