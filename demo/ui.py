@@ -68,7 +68,8 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     if task == "couplet":
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")
         c["no_repeat"] = gr.Checkbox(value=False, label="no repeated character at the same position 不重字")
-        gr.Markdown(_doc("cli", "Constraints force the 上联's length and punctuation and forbid &lt;unk&gt;."))
+        gr.Markdown(_doc("cli", "Constraints force the 上联's length and punctuation, "
+                         "and forbid &lt;unk&gt;."))
     return c
 
 

@@ -72,9 +72,11 @@ def test_compare_endpoint(client):
     assert a.strip() and b.strip()
 
 
-@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Debian chromium (apt-get install chromium)")
 def test_browser_couplet_and_heatmap(app_url):
     from playwright.sync_api import sync_playwright
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
 
     SCREENSHOTS.mkdir(exist_ok=True)
     errors = []
