@@ -1,6 +1,6 @@
 """The ``attention-lab`` command line: a thin layer over the library.
 
-Subcommands: ``train``, ``evaluate``, ``translate``, ``couplet``, ``zoo``, ``export``, ``push``, ``pull``.
+Subcommands: ``train``, ``evaluate``, ``translate``, ``couplet``, ``zoo``, ``report``, ``export``, ``push``, ``pull``.
 Run ``attention-lab <command> --help`` (or ``python -m attention_core.cli``) for the options.
 Errors (bad paths, unknown variants, empty input) print one ``error:`` line and exit with status 2.
 """
@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="*", default=None, help="task/variant names, e.g. couplet/none")
     p.add_argument("--device", default=None)
     p.add_argument("--quiet", action="store_true")
+
+    p = sub.add_parser("report", help="turn results/eval into tables, figures and the orderings page")
+    p.add_argument("--results", default="results")
+    p.add_argument("--models", default=None, help="zoo folder for the alignment figures (default: bundled)")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
     p.add_argument("--model", required=True)
@@ -234,6 +238,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         from attention_core.zoo import run_zoo
 
         run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet)
+        return 0
+    if args.command == "report":
+        from demo.report import write_report  # plotting lives outside the library
+
+        for path in write_report(args.results, args.models):
+            print(path)
         return 0
     if args.command == "export":
         translator = _load(args.model, "cpu")
