@@ -99,5 +99,26 @@ def test_browser_couplet_and_heatmap(app_url):
         assert page.locator("#couplet-heatmap .heatmaplayer, #couplet-heatmap .hm").count() > 0
         assert page.locator(".toast-body.error, .error").count() == 0
         page.screenshot(path=str(SCREENSHOTS / "app-couplet.png"), full_page=True)
+
+        page.get_by_role("tab", name="看注意力学习 Watch attention learn").click()
+        page.locator("#live-train").click()
+        seen = set()
+        for _ in range(600):
+            text = page.locator("#live-status").inner_text()
+            if text.startswith("step"):
+                seen.add(text.split(" · ")[0])
+            if "600/600" in text:
+                break
+            page.wait_for_timeout(100)
+        assert len(seen) >= 2 and "step 600/600" in seen, seen
+        page.locator("#live-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=30_000)
+        page.screenshot(path=str(SCREENSHOTS / "app-live.png"), full_page=True)
         browser.close()
     assert not errors, errors
+
+
+def test_live_training_streams_several_updates_and_ends(client):
+    job = client.submit("reverse", "dot", "global", True, 5, 10, 300, api_name="/train_live")
+    statuses = [update[0] for update in job]
+    assert len(statuses) >= 2
+    assert statuses[-1].startswith("step 300/300")

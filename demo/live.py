@@ -1,0 +1,222 @@
+"""Watch attention learn: train a small model on a toy task and stream its alignment.
+
+The generator [`train_live`][demo.live.train_live] uses the library's own
+``attention_core.training.train_step`` and ``attention_core.search.greedy`` (no second training
+loop) and yields an update every ``every`` steps: loss and accuracy curves and the heatmap of one
+fixed example, which sharpens from a uniform smear into the task's alignment (anti-diagonal for
+*reverse*, diagonal for *copy*). Work per request is bounded in steps, sizes and seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+
+from attention_core.config import ModelConfig
+from attention_core.search import greedy
+from attention_core.seq2seq import Seq2Seq, build_model
+from attention_core.toy import TASKS, expected_alignment, make_batch, sample_batch, toy_vocab
+from attention_core.training import train_step
+from demo.plots import alignment_figure, message_figure
+
+SYMBOLS = 10
+"""Alphabet size: the digits 0–9."""
+MAX_STEPS, MAX_LEN, MAX_SECONDS = 3000, 30, 120
+"""Bounds on one training request."""
+
+
+@dataclass
+class LiveSettings:
+    """The live-training controls.
+
+    Attributes:
+        task: ``reverse``, ``copy`` or ``sort``.
+        min_len: Shortest sequence.
+        max_len: Longest sequence (at most ``MAX_LEN``).
+        score: Score function name.
+        window: Local-m half-width ``D``, or ``None`` for global attention.
+        attention: Use attention (``False``: the no-attention baseline).
+        steps: Training steps (at most ``MAX_STEPS``).
+        every: Steps between updates.
+        seed: Random seed.
+    """
+
+    task: str = "reverse"
+    min_len: int = 5
+    max_len: int = 12
+    score: str = "dot"
+    window: int | None = None
+    attention: bool = True
+    steps: int = 600
+    every: int = 100
+    seed: int = 0
+
+    def validate(self) -> LiveSettings:
+        """Raise ``gr.Error`` with a clear message for out-of-range settings."""
+        if self.task not in TASKS:
+            raise gr.Error(f"unknown task {self.task!r}; choose {', '.join(TASKS)}")
+        if not 1 <= self.min_len <= self.max_len <= MAX_LEN:
+            raise gr.Error(f"lengths must satisfy 1 ≤ min ≤ max ≤ {MAX_LEN}, got {self.min_len}–{self.max_len}")
+        if not 1 <= self.steps <= MAX_STEPS:
+            raise gr.Error(f"steps must be between 1 and {MAX_STEPS}, got {self.steps}")
+        if self.window is not None and not 1 <= self.window <= 10:
+            raise gr.Error(f"window must be 1–10 or global, got {self.window}")
+        if self.every < 1:
+            raise gr.Error("update interval must be at least 1 step")
+        return self
+
+
+@dataclass
+class LiveUpdate:
+    """One streamed update.
+
+    Attributes:
+        step: Steps done.
+        loss: Training loss of the last step.
+        accuracy: Greedy token accuracy on a fixed dev batch.
+        curves: Loss and accuracy figure.
+        heatmap: Alignment of the fixed example.
+        status: Markdown status line.
+        model: The model so far (kept in the visitor's session).
+        weights: The fixed example's attention matrix ``(T, S)``.
+    """
+
+    step: int
+    loss: float
+    accuracy: float
+    curves: go.Figure
+    heatmap: go.Figure
+    status: str
+    model: Seq2Seq
+    weights: list[list[float]]
+
+
+def _curves(history: list[tuple[int, float, float]]) -> go.Figure:
+    steps = [h[0] for h in history]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=[h[1] for h in history], name="loss 损失", mode="lines+markers"))
+    fig.add_trace(go.Scatter(x=steps, y=[h[2] for h in history], name="accuracy 准确率", mode="lines+markers",
+                             yaxis="y2"))
+    fig.update_layout(xaxis_title="step", yaxis=dict(title="loss"),
+                      yaxis2=dict(title="accuracy", overlaying="y", side="right", range=[0, 1]),
+                      height=300, margin=dict(l=50, r=50, t=30, b=40), legend=dict(orientation="h", y=1.15))
+    return fig
+
+
+def evaluate_toy(model: Seq2Seq, batch, window: int | None) -> tuple[float, list]:
+    """Greedy token accuracy on a toy batch, and the hypotheses."""
+    model.eval()
+    hyps = greedy(model, batch.src, batch.src_lengths, window=window)
+    correct = total = 0
+    for b, hyp in enumerate(hyps):
+        n = int(batch.tgt_lengths[b]) - 1
+        gold = batch.tgt_out[b, :n].tolist()
+        correct += sum(x == y for x, y in zip(hyp.tokens[:n], gold))
+        total += n
+    return correct / max(1, total), hyps
+
+
+def build_toy_model(settings: LiveSettings) -> Seq2Seq:
+    """The small model the tab trains (hidden 64), from the settings."""
+    torch.manual_seed(settings.seed)
+    cfg = ModelConfig(
+        src_vocab_size=4 + SYMBOLS, tgt_vocab_size=4 + SYMBOLS,
+        decoder="luong" if settings.attention else "none", score=settings.score,
+        attention="local-m" if settings.window else "global", window=settings.window,
+        hidden_size=64, emb_size=32, dropout=0.0,
+    )
+    return build_model(cfg)
+
+
+def train_live(settings: LiveSettings) -> Iterator[LiveUpdate]:
+    """Train a toy model, yielding an update every ``settings.every`` steps.
+
+    Args:
+        settings: The controls (validated here).
+
+    Yields:
+        [`LiveUpdate`][demo.live.LiveUpdate]s; the last one comes at ``settings.steps`` or after
+        ``MAX_SECONDS``, whichever is first.
+    """
+    settings.validate()
+    model = build_toy_model(settings)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    data = torch.Generator().manual_seed(settings.seed)
+    dev = sample_batch(settings.task, 64, settings.min_len, settings.max_len, SYMBOLS,
+                       torch.Generator().manual_seed(settings.seed + 1))
+    n = settings.max_len
+    example = [4 + (i * 7) % SYMBOLS for i in range(n)]
+    fixed = make_batch([(example, TASKS[settings.task](example))])
+    vocab = toy_vocab(SYMBOLS)
+    history: list[tuple[int, float, float]] = []
+    started = time.perf_counter()
+    step = 0
+    while step < settings.steps:
+        chunk = min(settings.every, settings.steps - step)
+        for _ in range(chunk):
+            batch = sample_batch(settings.task, 32, settings.min_len, settings.max_len, SYMBOLS, data)
+            loss = train_step(model, batch, optimizer, clip=1.0)
+        step += chunk
+        accuracy, _ = evaluate_toy(model, dev, settings.window)
+        history.append((step, loss, accuracy))
+        hyp = greedy(model, fixed.src, fixed.src_lengths, window=settings.window)[0]
+        source = vocab.decode(example)
+        output = [vocab.itos[i] for i in hyp.tokens] + (["<eos>"] if hyp.finished else [])
+        weights = hyp.weights.tolist()
+        if model.has_attention:
+            heat = alignment_figure(source, output, weights, settings.window,
+                                    hyp.centres.tolist() if hyp.centres is not None else None,
+                                    title=f"{settings.task}: step {step}")
+        else:
+            heat = message_figure("No attention: nothing to align. 无注意力：没有对齐可看。")
+        elapsed = time.perf_counter() - started
+        out_of_time = elapsed > MAX_SECONDS
+        status = (f"step {step}/{settings.steps} · loss {loss:.3f} · accuracy 准确率 {accuracy:.1%} · "
+                  f"{elapsed:.0f} s" + (" · stopped at the time limit" if out_of_time else ""))
+        yield LiveUpdate(step, loss, accuracy, _curves(history), heat, status, model, weights)
+        if out_of_time:
+            return
+
+
+def parse_sequence(text: str) -> list[int]:
+    """``"3 1 4 1 5"`` (digits, spaces or commas optional) → symbol ids; ``gr.Error`` if invalid."""
+    digits = [ch for ch in (text or "") if not ch.isspace() and ch != ","]
+    if not digits:
+        raise gr.Error("type a sequence of digits, e.g. 3 1 4 1 5 9 / 请输入数字序列")
+    if any(ch not in "0123456789" for ch in digits):
+        raise gr.Error("only the digits 0–9 are symbols here / 只能输入数字 0–9")
+    if len(digits) > MAX_LEN:
+        raise gr.Error(f"at most {MAX_LEN} symbols, got {len(digits)}")
+    return [4 + int(ch) for ch in digits]
+
+
+def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None) -> tuple[str, go.Figure]:
+    """Run the visitor's trained model on their own sequence."""
+    if model is None:
+        raise gr.Error("train a model first / 请先训练")
+    ids = parse_sequence(text)
+    batch = make_batch([(ids, ids)])
+    model.eval()
+    hyp = greedy(model, batch.src, batch.src_lengths, window=window)[0]
+    vocab = toy_vocab(SYMBOLS)
+    source = vocab.decode(ids)
+    output = [vocab.itos[i] for i in hyp.tokens]
+    rows = output + (["<eos>"] if hyp.finished else [])
+    if model.has_attention:
+        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title="your sequence 你的序列")
+    else:
+        fig = message_figure("No attention: nothing to align.")
+    return " ".join(output), fig
+
+
+def anti_diagonal_share(weights: list[list[float]], length: int) -> float:
+    """Share of the first ``length`` rows whose argmax is the reverse task's expected position."""
+    rows = weights[:length]
+    expected = expected_alignment("reverse", length)
+    hits = sum(max(range(len(r)), key=r.__getitem__) == e for r, e in zip(rows, expected))
+    return hits / max(1, length)
