@@ -10,11 +10,14 @@ sizes and training budget, so the comparison is about attention alone.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from attention_core.data import TASKS, load_splits
+from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
 from attention_core.hub import atomic_write_text, load_folder, save_pretrained
 from attention_core.training import TrainConfig, fit
@@ -150,6 +153,73 @@ print(translator.translate(["{"我喜欢自然语言处理" if task == "translat
 """
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def claim(run_dir: Path) -> Iterator[bool]:
+    """Claim a model for this process (a ``.lock`` file with our pid), so parallel zoo runs split the work.
+
+    Yields:
+        ``True`` if claimed; ``False`` if another live process holds it. A stale lock is taken over.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = run_dir / ".lock"
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            text = lock.read_text().strip()
+            if text.isdigit() and _alive(int(text)):
+                yield False
+                return
+            lock.unlink(missing_ok=True)  # stale: its process is gone
+            continue
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        try:
+            yield True
+        finally:
+            lock.unlink(missing_ok=True)
+        return
+    yield False
+
+
+def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
+              device: str | None = None, progress: bool = True) -> None:
+    """Train (or resume), export and evaluate one zoo model."""
+    name = f"{task}/{variant}"
+    recipe = RECIPES[task]
+    run_dir, model_dir = runs / task / variant, models / task / variant
+    options = model_options(task, variant)
+    command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
+    print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(recipe.train)}), flush=True)
+    fit(TASKS[task], splits, run_dir, options, recipe.train, resume=True, device=device, progress=progress,
+        command=command)
+    save_pretrained(load_folder(run_dir), model_dir, half=True)
+    translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
+    reports = {}
+    for label, beam in (("greedy", 1), ("beam5", 5)):
+        for constrained in [True, False] if task == "couplet" else [None]:
+            suffix = "" if constrained in (None, True) else "-unconstrained"
+            path = results / "eval" / f"{task}--{variant}--{label}{suffix}.json"
+            if not path.exists():
+                report = evaluate(translator, splits.test, beam, constrained)
+                report.update(model_path=str(model_dir), split="test")
+                atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
+            reports[label + suffix] = json.loads(path.read_text(encoding="utf-8"))
+    atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
+    bleus = {k: round(r["bleu"], 2) for k, r in reports.items()}
+    print(json.dumps({"event": "zoo-done", "model": name, **bleus}), flush=True)
+
+
 def run_zoo(
     data: str,
     runs: str = "runs",
@@ -161,6 +231,9 @@ def run_zoo(
 ) -> None:
     """Train, export and evaluate every zoo model (see the module docstring).
 
+    Several ``attention-lab zoo`` processes may run at once (one per core or GPU): each model is
+    claimed by one process, the others move on to the next.
+
     Args:
         data: The data folder.
         runs: Training folders (checkpoints; not shipped).
@@ -170,50 +243,17 @@ def run_zoo(
         device: Force a device.
         progress: Show progress bars.
     """
-    splits_cache: dict[str, object] = {}
+    splits_cache: dict[str, Splits] = {}
     for task, variant in ZOO_ORDER:
         name = f"{task}/{variant}"
         if only and name not in only:
             continue
-        recipe = RECIPES[task]
-        run_dir, model_dir = Path(runs) / task / variant, Path(models) / task / variant
         if task not in splits_cache:
-            splits_cache[task] = load_splits(task, data, extra=recipe.extra)
-        splits = splits_cache[task]
-        options = model_options(task, variant)
-        command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
-        print(
-            json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(recipe.train)}),
-            flush=True,
-        )
-        fit(
-            TASKS[task],
-            splits,
-            run_dir,
-            options,
-            recipe.train,
-            resume=True,
-            device=device,
-            progress=progress,
-            command=command,
-        )
-        eval_dir = Path(results) / "eval"
-        reports = {}
-        save_pretrained(load_folder(run_dir), model_dir, half=True)
-        translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
-        for label, beam in (("greedy", 1), ("beam5", 5)):
-            for constrained in [True, False] if task == "couplet" else [None]:
-                suffix = "" if constrained in (None, True) else "-unconstrained"
-                path = eval_dir / f"{task}--{variant}--{label}{suffix}.json"
-                if not path.exists():
-                    report = evaluate(translator, splits.test, beam, constrained)
-                    report.update(model_path=str(model_dir), split="test")
-                    atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
-                reports[label + suffix] = json.loads(path.read_text(encoding="utf-8"))
-        atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
-        print(
-            json.dumps(
-                {"event": "zoo-done", "model": name, **{k: round(r["bleu"], 2) for k, r in reports.items()}}
-            ),
-            flush=True,
-        )
+            splits_cache[task] = load_splits(task, data, extra=RECIPES[task].extra)
+        with claim(Path(runs) / task / variant) as mine:
+            if not mine:
+                print(json.dumps({"event": "zoo-skip", "model": name, "reason": "claimed by another process"}),
+                      flush=True)
+                continue
+            build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
+                      progress)
