@@ -8,6 +8,7 @@
 * ``results/figures/bleu-by-length-<task>.html`` and ``.png`` — the bottleneck curve;
 * ``results/figures/alignment-<task>-<variant>.html`` and ``.png`` — fixed examples;
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
+* ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def length_figure(task: str, variants: dict[str, dict[str, dict]], decoding: str
 def orderings(reports: dict[str, dict[str, dict[str, dict]]]) -> str:
     """Compare our measured orderings with Luong et al. 2015, in plain words."""
     lines = [
-        "# Do we reproduce Luong et al. 2015?\n",
+        "**Do we reproduce Luong et al. 2015?**\n",
         "Luong et al. (2015, §4.4 and Table 4, WMT English→German) report that with *global* attention "
         "the `dot` score works well, `general` is better for *local* attention, `concat` does poorly, "
         "and their best model is local-p with `general`. Every statement below is computed from our "
@@ -120,7 +121,7 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]]) -> str:
         bleu = {v: r["beam5"]["bleu"] for v, r in variants.items() if "beam5" in r}
         if not bleu:
             continue
-        lines.append(f"\n## {task}\n")
+        lines.append(f"\n### {task}\n")
         ranking = sorted(bleu, key=bleu.get, reverse=True)
         lines.append("Ranking: " + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in ranking) + "\n")
         scores = {s: bleu.get(f"luong-{s}") for s in ("dot", "scaled_dot", "general", "concat")}
@@ -151,10 +152,27 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]]) -> str:
 
 def _write_figure(fig: go.Figure, stem: Path) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.write_html(str(stem.with_suffix(".html")), include_plotlyjs="cdn", full_html=False)
+    # plotly.js is written once beside the figures: the pages work offline
+    fig.write_html(str(stem.with_suffix(".html")), include_plotlyjs="directory", full_html=True)
     if Path("/usr/bin/chromium").exists():
         os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")
     fig.write_image(str(stem.with_suffix(".png")), width=900, height=fig.layout.height or 500, scale=1)
+
+
+def record_live(results: Path) -> list[Path]:
+    """A recorded run of the live-training tab (reverse task): its curves and final alignment."""
+    from demo.live import LiveSettings, train_live
+
+    last = None
+    for last in train_live(LiveSettings(task="reverse", min_len=5, max_len=12, steps=600, every=50)):
+        pass
+    assert last is not None
+    paths = []
+    for name, fig in (("curves", last.curves), ("alignment", last.heatmap)):
+        stem = results / "figures" / f"live-reverse-{name}"
+        _write_figure(fig, stem)
+        paths.append(stem.with_suffix(".png"))
+    return paths
 
 
 def write_report(results: str | Path = "results", models: str | Path | None = None) -> list[Path]:
@@ -172,6 +190,7 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
         written.append(stem.with_suffix(".png"))
     atomic_write_text(results / "orderings.md", orderings(reports))
     written.append(results / "orderings.md")
+    written += record_live(results)
     registry = ModelRegistry.load(models, "cpu") if models else ModelRegistry.load(device="cpu")
     for task, example in EXAMPLES.items():
         for label, variant in registry.variants(task):
