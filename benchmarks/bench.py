@@ -103,7 +103,7 @@ def scaling(reps: int) -> list[dict]:
             model = _ours(variant, 300, 300)
             model.train()
 
-            def step(model=model):
+            def step(model=model, batch=batch):
                 logits, _ = model(batch.src, batch.src_lengths, batch.tgt_in, batch.tgt_lengths)
                 logits.float().mean().backward()
 
