@@ -163,10 +163,8 @@ def record_live(results: Path) -> list[Path]:
     """A recorded run of the live-training tab (reverse task): its curves and final alignment."""
     from demo.live import LiveSettings, train_live
 
-    last = None
-    for last in train_live(LiveSettings(task="reverse", min_len=5, max_len=12, steps=600, every=50)):
-        pass
-    assert last is not None
+    updates = list(train_live(LiveSettings(task="reverse", min_len=5, max_len=12, steps=600, every=50)))
+    last = updates[-1]
     paths = []
     for name, fig in (("curves", last.curves), ("alignment", last.heatmap)):
         stem = results / "figures" / f"live-reverse-{name}"

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def on_files(files, config, **kwargs):
+    """Add every file of results/figures to the site as figures/<name>."""
     source = ROOT / "results"
     for path in sorted((source / "figures").glob("*")):
         if path.is_file():
