@@ -1,7 +1,7 @@
 """Decoders: Bahdanau (query = previous state), Luong (query = current state) and no attention.
 
-Every decoder has the same [`step`][attention_core.decoder.Decoder.step]: it consumes the previous
-target token and returns an output vector (fed to the vocabulary projection), the new state, the
+Every decoder has the same [`step`][attention_core.decoder.Decoder.step]: it consumes the embedded
+previous target token ([`embed`][attention_core.decoder.Decoder.embed]) and returns an output vector (fed to the vocabulary projection), the new state, the
 step's attention weights and, for local attention, the window centre. Teacher forcing, greedy and
 beam search all loop over this one method.
 """
@@ -123,6 +123,14 @@ class Decoder(nn.Module):
         """Size of the RNN input at each step (embedding plus whatever the variant adds)."""
         raise NotImplementedError
 
+    def embed(self, tokens: Tensor) -> Tensor:
+        """Embed target tokens (with dropout): ``(B,)`` → ``(B, E)``, or ``(B, T)`` → ``(B, T, E)``.
+
+        Teacher forcing embeds the whole target once, outside the step loop (one embedding
+        backward instead of one per step).
+        """
+        return self.dropout(self.embedding(tokens))
+
     def init_state(self, enc: EncoderOutput) -> tuple[DecoderState, Tensor]:
         """Bridge the encoder's final states into the decoder's initial state.
 
@@ -189,7 +197,7 @@ class Decoder(nn.Module):
 
     def step(
         self,
-        y_prev: Tensor,
+        emb: Tensor,
         state: DecoderState,
         memory: Memory,
         t: int,
@@ -199,7 +207,7 @@ class Decoder(nn.Module):
         """One decoding step.
 
         Args:
-            y_prev: Previous target tokens, shape ``(B,)``.
+            emb: The embedded previous target tokens ``E y_{t−1}``, shape ``(B, E)`` (from ``embed``).
             state: Current state.
             memory: The encoded source.
             t: Position of the token being predicted (0-based).
@@ -229,8 +237,7 @@ class BahdanauDecoder(Decoder):
     def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
         return cfg.emb_size + cfg.hidden_size
 
-    def step(self, y_prev, state, memory, t, window, hard=False):  # noqa: D102
-        emb = self.dropout(self.embedding(y_prev))  # (B, E)
+    def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         query = state.hidden[:, -1]  # s_{i-1}: (B, H)
         context, weights, centre = self.attend(query, memory, t, window, hard)
         h, state = self.run_rnn(torch.cat([emb, context], dim=-1), state)  # s_i: (B, H)
@@ -254,8 +261,7 @@ class LuongDecoder(Decoder):
     def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
         return cfg.emb_size + cfg.hidden_size
 
-    def step(self, y_prev, state, memory, t, window, hard=False):  # noqa: D102
-        emb = self.dropout(self.embedding(y_prev))  # (B, E)
+    def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         feed = state.feed if state.feed is not None else torch.zeros_like(state.hidden[:, -1])
         h, state = self.run_rnn(torch.cat([emb, feed], dim=-1), state)  # h_t: (B, H)
         context, weights, centre = self.attend(h, memory, t, window, hard)
@@ -281,8 +287,7 @@ class NoAttentionDecoder(Decoder):
     def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
         return cfg.emb_size + cfg.hidden_size
 
-    def step(self, y_prev, state, memory, t, window, hard=False):  # noqa: D102
-        emb = self.dropout(self.embedding(y_prev))  # (B, E)
+    def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         h, state = self.run_rnn(torch.cat([emb, memory.summary], dim=-1), state)
         output = torch.tanh(self.readout(torch.cat([h, memory.summary, emb], dim=-1)))
         weights = torch.zeros_like(memory.mask, dtype=output.dtype)  # (B, S)

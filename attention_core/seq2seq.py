@@ -139,7 +139,8 @@ class Seq2Seq(nn.Module):
         Returns:
             The step's logits ``(B, V)``, state, weights ``(B, S)`` and centres.
         """
-        out = self.decoder.step(y_prev, state, memory, t, self.resolve_window(window), hard)
+        emb = self.decoder.embed(y_prev)  # (B, E)
+        out = self.decoder.step(emb, state, memory, t, self.resolve_window(window), hard)
         return ModelStep(self.project(out.output), out.state, out.weights, out.centre)
 
     def forward(
@@ -151,6 +152,7 @@ class Seq2Seq(nn.Module):
         window: WindowArg = "config",
         hard: bool = False,
         teacher_forcing: float = 1.0,
+        select: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """Teacher-forced forward pass.
 
@@ -163,28 +165,35 @@ class Seq2Seq(nn.Module):
             hard: Hard attention (use only without gradients).
             teacher_forcing: Probability of feeding the gold token rather than the model's own
                 prediction, drawn once per step for the whole batch (Python's ``random``).
+            select: Optional ``(B, T)`` boolean mask of the positions that need logits (the real
+                target tokens during training): the vocabulary projection, the most expensive
+                layer, then skips padding and the logits come back flattened as ``(N, V)``.
 
         Returns:
-            ``(logits, weights)``: ``(B, T, V)`` and the whole attention matrix ``(B, T, S)``.
+            ``(logits, weights)``: ``(B, T, V)`` (or ``(N, V)`` with ``select``) and the whole
+            attention matrix ``(B, T, S)``.
         """
         memory, state = self.encode(src, src_lengths, tgt_lengths)
         window = self.resolve_window(window)
         T = tgt_in.size(1)
         outputs, weights = [], []
-        y = tgt_in[:, 0]
+        gold = self.decoder.embed(tgt_in)  # (B, T, E): embedded once, outside the loop
+        emb = gold[:, 0]
         for t in range(T):
-            out = self.decoder.step(y, state, memory, t, window, hard)
+            out = self.decoder.step(emb, state, memory, t, window, hard)
             state = out.state
             outputs.append(out.output)
             weights.append(out.weights)
             if t + 1 < T:
                 if teacher_forcing >= 1.0 or random.random() < teacher_forcing:
-                    y = tgt_in[:, t + 1]
+                    emb = gold[:, t + 1]
                 else:
-                    y = self.project(out.output).argmax(dim=-1)
+                    emb = self.decoder.embed(self.project(out.output).argmax(dim=-1))
+        hidden = torch.stack(outputs, dim=1)  # (B, T, H)
+        if select is not None:
+            hidden = hidden[select]  # (N, H): real target positions only
         # the vocabulary projection runs once over all steps, outside the loop
-        logits = self.project(torch.stack(outputs, dim=1))  # (B, T, V)
-        return logits, torch.stack(weights, dim=1)  # (B, T, S)
+        return self.project(hidden), torch.stack(weights, dim=1)
 
 
 def build_model(cfg: ModelConfig) -> Seq2Seq:

@@ -37,8 +37,8 @@ def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing:
     """Mean cross-entropy over real (non-padding) target tokens.
 
     Args:
-        logits: ``(B, T, V)``.
-        tgt_out: Gold ids ``(B, T)``, padded with ``pad_id``.
+        logits: ``(B, T, V)``, or ``(N, V)`` for selected positions.
+        tgt_out: Gold ids ``(B, T)`` (or ``(N,)``), padded with ``pad_id``.
         pad_id: Padding id, ignored.
         label_smoothing: Label smoothing ``ε``.
 
@@ -88,14 +88,16 @@ def train_step(
     optimizer.zero_grad(set_to_none=True)
     device_type = batch.src.device.type
     with torch.autocast(device_type, dtype=torch.float16, enabled=scaler is not None):
+        real = batch.tgt_out != cfg.pad_id  # (B, T)
         logits, _ = model(
             batch.src,
             batch.src_lengths,
             batch.tgt_in,
             batch.tgt_lengths,
             teacher_forcing=teacher_forcing,
+            select=real,  # project only real target tokens
         )
-        loss = sequence_loss(logits, batch.tgt_out, cfg.pad_id, label_smoothing)
+        loss = sequence_loss(logits, batch.tgt_out[real], cfg.pad_id, label_smoothing)
     if scaler is not None:
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
