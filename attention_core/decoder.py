@@ -1,9 +1,10 @@
 """Decoders: Bahdanau (query = previous state), Luong (query = current state) and no attention.
 
 Every decoder has the same [`step`][attention_core.decoder.Decoder.step]: it consumes the embedded
-previous target token ([`embed`][attention_core.decoder.Decoder.embed]) and returns an output vector (fed to the vocabulary projection), the new state, the
-step's attention weights and, for local attention, the window centre. Teacher forcing, greedy and
-beam search all loop over this one method.
+previous target token ([`embed`][attention_core.decoder.Decoder.embed]) and returns an output
+vector (fed to the vocabulary projection), the new state, the step's attention weights and, for
+local attention, the window centre. Teacher forcing, greedy and beam search all loop over this
+one method.
 """
 
 from __future__ import annotations
