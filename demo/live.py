@@ -104,7 +104,8 @@ def _curves(history: list[tuple[int, float, float]]) -> go.Figure:
                              yaxis="y2"))
     fig.update_layout(xaxis_title="step", yaxis=dict(title="loss"),
                       yaxis2=dict(title="accuracy", overlaying="y", side="right", range=[0, 1]),
-                      height=300, margin=dict(l=50, r=50, t=30, b=40), legend=dict(orientation="h", y=1.15))
+                      height=320, margin=dict(l=50, r=50, t=50, b=40),
+                      legend=dict(orientation="h", x=0.5, xanchor="center", y=1.02, yanchor="bottom"))
     return fig
 
 

@@ -53,7 +53,7 @@ class ModelRegistry:
             models.setdefault(translator.task.name, {})[config.parent.name] = translator
         if not models:
             raise ModelLoadError(f"no models under {root} (expected <task>/<variant>/config.json)")
-        return cls(models, str(root))
+        return cls(models, "bundled zoo models/" if root.resolve() == BUNDLED else str(root))
 
     @classmethod
     def from_hub(cls, repo_id: str, revision: str | None = None,
