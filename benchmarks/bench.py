@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import joey  # noqa: E402
 from reference import TutorialSeq2Seq  # noqa: E402
 
 from attention_core.batch import make_batch  # noqa: E402
@@ -52,30 +53,43 @@ def _params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def train_throughput(examples, batch_size: int, model, reference: bool, batches: int) -> dict:
-    """Pairs/s and target tokens/s of training steps (after two warm-up steps)."""
+def train_throughput(examples, batch_size: int, step, batches: int, prepare=None) -> dict:
+    """Pairs/s and target tokens/s of ``step(batch)`` over real batches (after two warm-up steps)."""
     stream = list(bucketed_batches(examples, batch_size, seed=1))
     stream = (stream * (1 + (batches + 2) // max(1, len(stream))))[: batches + 2]
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    if prepare is not None:
+        stream = [prepare(b) for b in stream]
     pairs = tokens = 0
-    started = None
+    started = time.perf_counter()
     for i, batch in enumerate(stream):
         if i == 2:
             started = time.perf_counter()
-        if reference:
-            optimizer.zero_grad()
-            loss = model.loss(batch.src, batch.tgt_in, batch.tgt_out)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-        else:
-            train_step(model, batch, optimizer, clip=1.0)
+        step(batch)
         if i >= 2:
             pairs += batch.size
             tokens += int(batch.tgt_lengths.sum())
     seconds = time.perf_counter() - started
     return {"pairs_per_s": round(pairs / seconds, 1), "tgt_tokens_per_s": round(tokens / seconds, 1),
             "batches": batches, "seconds": round(seconds, 2)}
+
+
+def ours_step(model):
+    """Our training step (``attention_core.training.train_step``) with Adam."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return lambda batch: train_step(model, batch, optimizer, clip=1.0)
+
+
+def reference_step(model):
+    """The tutorial-style training step with Adam."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step(batch):
+        optimizer.zero_grad()
+        model.loss(batch.src, batch.tgt_in, batch.tgt_out).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+
+    return step
 
 
 def _median_ms(fn, reps: int) -> float:
@@ -138,18 +152,28 @@ def main() -> None:
 
     # training: ours vs the tutorial-style reference at equal size, several batch sizes
     train_rows = []
+    with_joey = joey.available()
     for bs in (32, 64, 128, 256):
         torch.manual_seed(0)
         ours = _ours(dict(decoder="luong", score="general"), V_src, V_tgt)
         ref = TutorialSeq2Seq(V_src, V_tgt, EMB, HIDDEN, "general")
-        a = train_throughput(examples, bs, ours, False, nbatches)
-        b = train_throughput(examples, bs, ref, True, nbatches)
-        train_rows.append({"batch_size": bs, "ours": a, "reference": b, "params_ours": _params(ours),
-                           "params_reference": _params(ref),
-                           "speedup": round(a["pairs_per_s"] / b["pairs_per_s"], 2)})
-        print(json.dumps(train_rows[-1]), flush=True)
+        row = {"batch_size": bs, "params_ours": _params(ours), "params_reference": _params(ref)}
+        row["ours"] = train_throughput(examples, bs, ours_step(ours), nbatches)
+        row["reference"] = train_throughput(examples, bs, reference_step(ref), nbatches)
+        row["speedup"] = round(row["ours"]["pairs_per_s"] / row["reference"]["pairs_per_s"], 2)
+        if with_joey:
+            jm = joey.build(src_vocab, tgt_vocab, EMB, HIDDEN)
+            jopt = torch.optim.Adam(jm.parameters(), lr=1e-3)
+            row["params_joey"] = _params(jm)
+            row["joey"] = train_throughput(examples, bs, lambda b, jm=jm, jopt=jopt: joey.train_step(jm, b, jopt),
+                                           nbatches, prepare=joey.sort)
+            row["speedup_vs_joey"] = round(row["ours"]["pairs_per_s"] / row["joey"]["pairs_per_s"], 2)
+        train_rows.append(row)
+        print(json.dumps(row), flush=True)
     results["train"] = train_rows
     results["train_speedup_vs_reference"] = round(statistics.median(r["speedup"] for r in train_rows), 2)
+    if with_joey:
+        results["train_speedup_vs_joey"] = round(statistics.median(r["speedup_vs_joey"] for r in train_rows), 2)
 
     variant_rows = []
     for name, variant in {
@@ -161,7 +185,7 @@ def main() -> None:
         "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p", window=4),
     }.items():
         model = _ours(variant, V_src, V_tgt)
-        variant_rows.append({"variant": name, **train_throughput(examples, 64, model, False, nbatches)})
+        variant_rows.append({"variant": name, **train_throughput(examples, 64, ours_step(model), nbatches)})
         print(json.dumps(variant_rows[-1]), flush=True)
     results["train_variants_batch64"] = variant_rows
 
@@ -195,6 +219,17 @@ def main() -> None:
     results["test_set_decoding"] = {"sentences": len(test_sources), "ours_greedy_s": round(ours_greedy_s, 2),
                                     "ours_beam5_s": round(ours_beam_s, 2), "reference_greedy_s": round(ref_greedy_s, 2),
                                     "speedup_greedy": round(ref_greedy_s / ours_greedy_s, 2)}
+    if with_joey:  # Joey's own batched search on the same test set (batches of 64, sorted as Joey sorts)
+        test_examples = encode_pairs(splits.test, task, src_vocab, tgt_vocab)
+        test_batches = [joey.sort(b) for b in bucketed_batches(test_examples, 64, shuffle=False)]
+        jm = joey.build(src_vocab, tgt_vocab, EMB, HIDDEN)
+        for label, beam in (("joey_greedy_s", 1), ("joey_beam5_s", 5)):
+            started = time.perf_counter()
+            for b in test_batches:
+                joey.decode(jm, b, beam, max_len=int(b.src_lengths.max()) * 2 + 10)
+            results["test_set_decoding"][label] = round(time.perf_counter() - started, 2)
+        one = joey.sort(make_batch([(src_vocab.encode(task.tokenize_src(sentence)), [4])]))
+        results["latency"]["joey_greedy_ms"] = _median_ms(lambda: joey.decode(jm, one, 1, max_len=steps), reps)
     print(json.dumps(results["test_set_decoding"]), flush=True)
 
     results["scaling"] = scaling(3 if args.quick else 7)
@@ -215,17 +250,22 @@ def markdown(r: dict) -> str:
         "`benchmarks/reference.py` at the same size (embeddings 128, hidden 256, the zoo's vocabularies).",
         "",
         f"**Training speed-up vs reference (median over batch sizes): {r['train_speedup_vs_reference']}×** · "
+        + (f"**vs Joey NMT 2.3.0: {r['train_speedup_vs_joey']}×** · " if "train_speedup_vs_joey" in r else "")
+        +
         f"**one-sentence greedy decode with attention: {r['greedy_latency_ms']} ms** (median).",
         "",
         "## Training throughput (Luong general, real cmn-eng pairs)",
         "",
-        "| batch | ours pairs/s | ours tgt tokens/s | reference pairs/s | reference tgt tokens/s | ours / reference |",
+        "| batch | ours pairs/s (tokens/s) | reference pairs/s (tokens/s) | Joey NMT pairs/s (tokens/s) "
+        "| ours / reference | ours / Joey |",
         "|---|---|---|---|---|---|",
     ]
     for row in r["train"]:
-        o, f = row["ours"], row["reference"]
-        lines.append(f"| {row['batch_size']} | {o['pairs_per_s']} | {o['tgt_tokens_per_s']} | {f['pairs_per_s']} | "
-                     f"{f['tgt_tokens_per_s']} | {row['speedup']}× |")
+        o, f, j = row["ours"], row["reference"], row.get("joey")
+        joey_cell = f"{j['pairs_per_s']} ({j['tgt_tokens_per_s']})" if j else "—"
+        lines.append(f"| {row['batch_size']} | {o['pairs_per_s']} ({o['tgt_tokens_per_s']}) | {f['pairs_per_s']} "
+                     f"({f['tgt_tokens_per_s']}) | {joey_cell} | {row['speedup']}× | "
+                     f"{str(row['speedup_vs_joey']) + '×' if j else '—'} |")
     lines += ["", "## Training throughput per variant (batch 64)", "", "| variant | pairs/s | tgt tokens/s |",
               "|---|---|---|"]
     lines += [f"| {v['variant']} | {v['pairs_per_s']} | {v['tgt_tokens_per_s']} |" for v in r["train_variants_batch64"]]
@@ -238,7 +278,10 @@ def markdown(r: dict) -> str:
         "",
         f"The {dec['sentences']}-sentence test set: ours greedy {dec['ours_greedy_s']} s (batched), ours beam 5 "
         f"{dec['ours_beam5_s']} s, reference greedy {dec['reference_greedy_s']} s (one sentence at a time, same "
-        f"number of steps): {dec['speedup_greedy']}× faster.",
+        f"number of steps): {dec['speedup_greedy']}× faster."
+        + (f" Joey NMT 2.3.0 (its own batched search, same size): greedy {dec['joey_greedy_s']} s, beam 5 "
+           f"{dec['joey_beam5_s']} s; one sentence greedy {lat['joey_greedy_ms']} ms."
+           if "joey_greedy_s" in dec else ""),
         "", "## Scaling: the O(S·T) curve (batch 16, S = T = L, one training step)", "",
         "| L | " + " | ".join(sorted({row["variant"] for row in r["scaling"]}, key=str)) + " | attention matrix |",
     ]

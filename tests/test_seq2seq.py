@@ -125,3 +125,19 @@ def test_device_comes_from_tensors():
     src, lengths, tgt = _batch()
     logits, weights = model(src, lengths, tgt)
     assert logits.dtype == torch.float64 and logits.device == src.device
+
+
+@pytest.mark.parametrize("rnn", ["lstm", "gru"])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_small_batch_cell_kernels_match_the_sequence_kernel(rnn, layers):
+    from attention_core.search import greedy
+
+    model = build_model(_cfg(decoder="luong", rnn=rnn, num_layers=layers)).eval()
+    src, lengths, tgt = _batch()
+    with torch.no_grad():  # grad mode off but not inference mode: the small batch takes the cell path
+        cells = greedy(model, src, lengths, max_len=6)
+    expected, _ = model(src, lengths, tgt)  # training-style path (grad enabled): nn.LSTM kernel
+    with torch.no_grad():
+        logits, _ = model(src, lengths, tgt)  # batch of 3: cell kernels
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-4)
+    assert len(cells) == 3
