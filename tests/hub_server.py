@@ -1,12 +1,15 @@
 """A small local server speaking the Hugging Face Hub's resolve API, for offline download tests.
 
 ``GET``/``HEAD /{namespace}/{name}/resolve/{revision}/{filename}`` serves files from
-``root/{namespace}/{name}/``; anything else is a 404 with the Hub's error header.
+``root/{namespace}/{name}/``; ``GET /api/models/{namespace}/{name}/revision/{revision}`` and
+``.../tree/{revision}`` describe the repo (what ``snapshot_download`` asks first); anything else is
+a 404 with the Hub's error header.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,7 +52,31 @@ def serve(root: Path) -> tuple[ThreadingHTTPServer, str]:
         def do_HEAD(self):  # noqa: N802
             self._headers(self._file())
 
+        def _api(self) -> bytes | None:
+            parts = self.path.split("?")[0].strip("/").split("/")
+            if len(parts) < 6 or parts[:2] != ["api", "models"] or parts[4] not in ("revision", "tree"):
+                return None
+            repo = root / parts[2] / parts[3]
+            if not repo.is_dir():
+                return None
+            files = sorted(p for p in repo.rglob("*") if p.is_file())
+            if parts[4] == "revision":
+                body = {"id": f"{parts[2]}/{parts[3]}", "sha": COMMIT,
+                        "siblings": [{"rfilename": str(p.relative_to(repo))} for p in files]}
+            else:
+                body = [{"type": "file", "path": str(p.relative_to(repo)), "size": p.stat().st_size,
+                         "oid": hashlib.sha1(p.read_bytes()).hexdigest()} for p in files]
+            return json.dumps(body).encode()
+
         def do_GET(self):  # noqa: N802
+            api = self._api()
+            if api is not None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(api)))
+                self.end_headers()
+                self.wfile.write(api)
+                return
             data = self._headers(self._file())
             if data:
                 self.wfile.write(data)

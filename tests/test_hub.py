@@ -126,3 +126,27 @@ def test_offline_without_cache_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError, match="cannot download"):
         from_pretrained("nobody/nothing-here")
+
+
+def test_the_app_loads_a_zoo_from_a_hub_repo(tmp_path):
+    from hub_server import serve
+
+    translator = _translator()
+    save_pretrained(translator, tmp_path / "repos" / "lab" / "zoo" / "couplet" / "luong-concat")
+    server, endpoint = serve(tmp_path / "repos")
+    code = (
+        "from demo.models import ModelRegistry\n"
+        "r = ModelRegistry.from_hub('lab/zoo', device='cpu')\n"
+        "print(r.source, r.variants('couplet'))\n"
+        "print(r.get('couplet', 'luong-concat').translate(['春风'])[0].text)\n"
+    )
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_ETAG_TIMEOUT": "5", "HF_HUB_DOWNLOAD_TIMEOUT": "5"}
+    try:
+        result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("hf://lab/zoo") and "luong-concat" in lines[0]
+    assert lines[1] == translator.translate(["春风"])[0].text
