@@ -124,8 +124,11 @@ class Decoder(nn.Module):
         self.output_size = H
 
     def rnn_input_size(self, cfg: ModelConfig) -> int:
-        """Size of the RNN input at each step (embedding plus whatever the variant adds)."""
-        raise NotImplementedError
+        """Size of the RNN input at each step: the embedding plus one ``H``-vector, which is the context
+        ``c_i`` (Bahdanau), the previous attentional vector ``h̃_{t−1}`` (Luong) or the fixed summary ``c``
+        (no attention).
+        """
+        return cfg.emb_size + cfg.hidden_size
 
     def embed(self, tokens: Tensor) -> Tensor:
         """Embed target tokens (with dropout): ``(B,)`` → ``(B, E)``, or ``(B, T)`` → ``(B, T, E)``.
@@ -261,9 +264,6 @@ class BahdanauDecoder(Decoder):
         H = cfg.hidden_size
         self.readout = nn.Linear(2 * H + cfg.emb_size, H)
 
-    def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
-        return cfg.emb_size + cfg.hidden_size
-
     def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         query = state.hidden[:, -1]  # s_{i-1}: (B, H)
         context, weights, centre = self.attend(query, memory, t, window, hard)
@@ -285,9 +285,6 @@ class LuongDecoder(Decoder):
         H = cfg.hidden_size
         self.W_c = nn.Linear(2 * H, H, bias=False)
 
-    def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
-        return cfg.emb_size + cfg.hidden_size
-
     def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         feed = state.feed if state.feed is not None else torch.zeros_like(state.hidden[:, -1])
         h, state = self.run_rnn(torch.cat([emb, feed], dim=-1), state)  # h_t: (B, H)
@@ -297,22 +294,20 @@ class LuongDecoder(Decoder):
         return StepOutput(attentional, replace(state, feed=attentional), weights, centre)
 
 
-class NoAttentionDecoder(Decoder):
+class NoAttentionDecoder(BahdanauDecoder):
     """The fixed-context baseline (Cho et al. 2014; Sutskever et al. 2014).
 
     The decoder sees the source only through one fixed-length vector ``c`` — the bridged final
-    encoder state — as its initial state and as an extra input at every step (Cho et al. 2014,
-    Eq. 1–2 of §2.2 in the RNN Encoder–Decoder). However long the sentence, ``c`` has ``H`` numbers:
+    encoder state — as its initial state and as an extra input at every step (Cho et al. 2014, §2.2,
+    the RNN Encoder–Decoder). However long the sentence, ``c`` has ``H`` numbers:
     this is the bottleneck attention removes. Its attention weights are all zero.
+
+    In code it is the Bahdanau decoder with the context ``c_i`` replaced by the fixed ``c``: same
+    RNN input and readout, no attention.
     """
 
     def __init__(self, cfg: ModelConfig, attention: Attention | None) -> None:
         super().__init__(cfg, None)
-        H = cfg.hidden_size
-        self.readout = nn.Linear(2 * H + cfg.emb_size, H)
-
-    def rnn_input_size(self, cfg: ModelConfig) -> int:  # noqa: D102
-        return cfg.emb_size + cfg.hidden_size
 
     def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         h, state = self.run_rnn(torch.cat([emb, memory.summary], dim=-1), state)

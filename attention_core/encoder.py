@@ -32,7 +32,7 @@ class EncoderOutput:
 class Encoder(nn.Module):
     """Embeddings and a bidirectional LSTM/GRU over packed sequences.
 
-    Each annotation ``h_j = [→h_j; ←h_j]`` (Bahdanau et al. 2014, Eq. 7 area, Appendix A.1.1) is
+    Each annotation ``h_j = [→h_j; ←h_j]`` (Bahdanau et al. 2014, §3.2 and Appendix A.1.1) is
     projected from ``2H`` back to ``H`` so every score function can compare it with a decoder
     state of size ``H``.
 
