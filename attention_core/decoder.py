@@ -124,9 +124,10 @@ class Decoder(nn.Module):
         self.output_size = H
 
     def rnn_input_size(self, cfg: ModelConfig) -> int:
-        """Size of the RNN input at each step: the embedding plus one ``H``-vector, which is the context
-        ``c_i`` (Bahdanau), the previous attentional vector ``h̃_{t−1}`` (Luong) or the fixed summary ``c``
-        (no attention).
+        """Size of the RNN input at each step: the embedding plus one ``H``-vector.
+
+        That vector is the context ``c_i`` (Bahdanau), the previous attentional vector ``h̃_{t−1}``
+        (Luong) or the fixed summary ``c`` (no attention).
         """
         return cfg.emb_size + cfg.hidden_size
 
