@@ -51,35 +51,16 @@ def test_refuses_to_overwrite_a_run(tmp_path):
         fit(get_task("translation"), splits, tmp_path, opts, cfg, progress=False)
 
 
+def _cli_train(out: Path, *options: str) -> list[str]:
+    """``-m attention_core.cli train`` on the translation corpus into ``out``, with ``options``."""
+    return ["-m", "attention_core.cli", "train", "--task", "translation", "--data", str(data_dir()),
+            "--out", str(out), "--quiet", *options]
+
+
 def _train_cmd(out: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "attention_core.cli",
-        "train",
-        "--task",
-        "translation",
-        "--data",
-        str(data_dir()),
-        "--out",
-        str(out),
-        "--max-train",
-        "1500",
-        "--max-dev",
-        "50",
-        "--epochs",
-        "3",
-        "--hidden",
-        "64",
-        "--emb",
-        "32",
-        "--quiet",
-        "--dropout",
-        "0.3",
-        "--teacher-forcing",
-        "0.8",
-        *extra,
-    ]
+    return [sys.executable, *_cli_train(out, "--max-train", "1500", "--max-dev", "50", "--epochs", "3",
+                                        "--hidden", "64", "--emb", "32", "--dropout", "0.3",
+                                        "--teacher-forcing", "0.8", *extra)]
 
 
 def _checkpoint(out: Path) -> dict:
@@ -114,34 +95,9 @@ def test_kill_and_resume_reaches_the_same_state(tmp_path):
 
 def test_torchrun_two_cpu_processes(tmp_path):
     out = tmp_path / "ddp"
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
-        "-m",
-        "attention_core.cli",
-        "train",
-        "--task",
-        "translation",
-        "--data",
-        str(data_dir()),
-        "--out",
-        str(out),
-        "--max-train",
-        "1024",
-        "--max-dev",
-        "30",
-        "--epochs",
-        "2",
-        "--hidden",
-        "32",
-        "--emb",
-        "16",
-        "--quiet",
-    ]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           *_cli_train(out, "--max-train", "1024", "--max-dev", "30", "--epochs", "2", "--hidden", "32",
+                       "--emb", "16")]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
