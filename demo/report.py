@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -171,7 +172,11 @@ def _write_figure(fig: go.Figure, stem: Path) -> None:
     fig.write_html(str(stem.with_suffix(".html")), include_plotlyjs="directory", full_html=True)
     if Path("/usr/bin/chromium").exists():
         os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")
-    fig.write_image(str(stem.with_suffix(".png")), width=900, height=fig.layout.height or 500, scale=1)
+    try:
+        fig.write_image(str(stem.with_suffix(".png")), width=900, height=fig.layout.height or 500, scale=1)
+    except Exception as err:  # kaleido needs a Chrome/Chromium; the HTML figure is still written
+        print(f"warning: no PNG for {stem.name} ({str(err).splitlines()[0]}); "
+              "install chromium (apt-get install chromium) for PNG export", file=sys.stderr)
 
 
 def record_live(results: Path) -> list[Path]:
