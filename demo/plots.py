@@ -75,13 +75,13 @@ def alignment_figure(
         fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
                       line=dict(color="crimson", width=2))
     fig.update_layout(
-        title=title,
+        title=dict(text=title, y=0.98, yanchor="top"),
         xaxis=dict(tickmode="array", tickvals=list(range(len(xs))), ticktext=xs, side="top",
                    title="source 源", range=[-0.5, len(xs) - 0.5]),
         yaxis=dict(tickmode="array", tickvals=list(range(len(ys))), ticktext=ys, autorange="reversed",
                    title="output 输出"),
-        margin=dict(l=60, r=20, t=90, b=20),
-        height=max(320, 28 * len(ys) + 150),
+        margin=dict(l=60, r=20, t=120, b=20),
+        height=max(340, 28 * len(ys) + 180),
         showlegend=bool(predicted and centres is not None),
         legend=dict(orientation="h", y=-0.05),
         font=dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"),
