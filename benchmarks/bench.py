@@ -36,7 +36,7 @@ from attention_core.config import ModelConfig  # noqa: E402
 from attention_core.data import bucketed_batches, encode_pairs, get_task, load_splits  # noqa: E402
 from attention_core.hub import load_folder  # noqa: E402
 from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.training import train_step  # noqa: E402
+from attention_core.training import make_optimizer, train_step  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 MODEL = ROOT / "models" / "translation" / "luong-general"
@@ -74,8 +74,8 @@ def train_throughput(examples, batch_size: int, step, batches: int, prepare=None
 
 
 def ours_step(model):
-    """Our training step (``attention_core.training.train_step``) with Adam."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    """Our training step (``attention_core.training.train_step``) with the trainer's optimiser."""
+    optimizer = make_optimizer(model.parameters(), lr=1e-3)
     return lambda batch: train_step(model, batch, optimizer, clip=1.0)
 
 
