@@ -25,8 +25,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
 from attention_core.batch import Batch, make_batch
 from attention_core.text import (
     detokenize_chinese,
@@ -328,7 +326,3 @@ def length_ratio(examples: Sequence[Example]) -> float:
     total_tgt = sum(len(e.tgt_ids) + 1 for e in examples)
     return total_tgt / max(1, total_src)
 
-
-def to_device(batch: Batch, device: torch.device | str) -> Batch:
-    """Move a batch to a device (``non_blocking`` where it helps)."""
-    return batch.to(device)

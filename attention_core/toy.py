@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+from torch import Tensor
 
 from attention_core.batch import Batch, make_batch
 from attention_core.vocab import SPECIALS, Vocab
@@ -37,6 +38,18 @@ def expected_alignment(task: str, length: int) -> list[int]:
     if task == "copy":
         return list(range(length))
     return [-1] * length
+
+
+def alignment_hits(task: str, weights: Tensor, length: int) -> int:
+    """How many of the first ``length`` rows of an attention matrix peak at the expected source position.
+
+    Args:
+        task: A key of ``TASKS`` (``sort`` has no unique alignment, so it never scores).
+        weights: Attention matrix ``(T, S)``; missing rows count as misses.
+        length: Sequence length.
+    """
+    argmax = weights[:length].argmax(dim=-1).tolist()
+    return sum(a == e for a, e in zip(argmax, expected_alignment(task, length)))
 
 
 def toy_vocab(n_symbols: int) -> Vocab:

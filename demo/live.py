@@ -20,7 +20,7 @@ import torch
 from attention_core.config import ModelConfig
 from attention_core.search import greedy
 from attention_core.seq2seq import Seq2Seq, build_model
-from attention_core.toy import TASKS, expected_alignment, make_batch, sample_batch, toy_vocab
+from attention_core.toy import TASKS, make_batch, sample_batch, toy_vocab
 from attention_core.training import train_step
 from demo.plots import alignment_figure, message_figure
 
@@ -109,8 +109,8 @@ def _curves(history: list[tuple[int, float, float]]) -> go.Figure:
     return fig
 
 
-def evaluate_toy(model: Seq2Seq, batch, window: int | None) -> tuple[float, list]:
-    """Greedy token accuracy on a toy batch, and the hypotheses."""
+def evaluate_toy(model: Seq2Seq, batch, window: int | None) -> float:
+    """Greedy token accuracy on a toy batch."""
     model.eval()
     hyps = greedy(model, batch.src, batch.src_lengths, window=window)
     correct = total = 0
@@ -119,7 +119,7 @@ def evaluate_toy(model: Seq2Seq, batch, window: int | None) -> tuple[float, list
         gold = batch.tgt_out[b, :n].tolist()
         correct += sum(x == y for x, y in zip(hyp.tokens[:n], gold))
         total += n
-    return correct / max(1, total), hyps
+    return correct / max(1, total)
 
 
 def build_toy_model(settings: LiveSettings) -> Seq2Seq:
@@ -163,7 +163,7 @@ def train_live(settings: LiveSettings) -> Iterator[LiveUpdate]:
             batch = sample_batch(settings.task, 32, settings.min_len, settings.max_len, SYMBOLS, data)
             loss = train_step(model, batch, optimizer, clip=1.0)
         step += chunk
-        accuracy, _ = evaluate_toy(model, dev, settings.window)
+        accuracy = evaluate_toy(model, dev, settings.window)
         history.append((step, loss, accuracy))
         hyp = greedy(model, fixed.src, fixed.src_lengths, window=settings.window)[0]
         source = vocab.decode(example)
@@ -214,10 +214,3 @@ def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None) ->
         fig = message_figure("No attention: nothing to align.")
     return " ".join(output), fig
 
-
-def anti_diagonal_share(weights: list[list[float]], length: int) -> float:
-    """Share of the first ``length`` rows whose argmax is the reverse task's expected position."""
-    rows = weights[:length]
-    expected = expected_alignment("reverse", length)
-    hits = sum(max(range(len(r)), key=r.__getitem__) == e for r, e in zip(rows, expected))
-    return hits / max(1, length)

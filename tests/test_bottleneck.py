@@ -11,7 +11,7 @@ import torch
 from attention_core.config import ModelConfig
 from attention_core.search import greedy
 from attention_core.seq2seq import Seq2Seq, build_model
-from attention_core.toy import expected_alignment, sample_batch
+from attention_core.toy import alignment_hits, sample_batch
 from attention_core.training import train_step
 
 MIN_LEN, MAX_LEN, SYMBOLS = 20, 30, 10
@@ -27,8 +27,7 @@ def _evaluate(model: Seq2Seq, batch) -> tuple[float, float]:
         out = (hyp.tokens + [-1] * n)[:n]
         correct += sum(x == y for x, y in zip(out, gold))
         total += n
-        argmax = hyp.weights[:n].argmax(-1).tolist() + [-1] * n
-        aligned += sum(a == e for a, e in zip(argmax[:n], expected_alignment("reverse", n)))
+        aligned += alignment_hits("reverse", hyp.weights, n)
     return correct / total, aligned / total
 
 
