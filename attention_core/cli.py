@@ -21,6 +21,7 @@ from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
 from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
 from attention_core.pipeline import InputError, Output, Translator
+from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
 from attention_core.training import TrainConfig, TrainError, fit, pick_device
 
@@ -78,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     for field, default in TrainConfig().__dict__.items():
         flag = "--" + field.replace("_", "-")
         kind = type(default) if default is not None else int
-        p.add_argument(flag, type=kind, default=default, dest=f"train_{field}")
+        choices = PRECISIONS if field == "precision" else None
+        p.add_argument(flag, type=kind, default=default, choices=choices, dest=f"train_{field}")
     p.add_argument("--device", default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -112,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results")
     p.add_argument("--only", nargs="*", default=None, help="task/variant names, e.g. couplet/none")
     p.add_argument("--device", default=None)
+    p.add_argument("--precision", choices=PRECISIONS, default="auto",
+                   help="training precision (the bundled models: fp32)")
     p.add_argument("--quiet", action="store_true")
 
     p = sub.add_parser("report", help="turn results/eval into tables, figures and the orderings page")
@@ -237,7 +241,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "zoo":
         from attention_core.zoo import run_zoo
 
-        run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet)
+        run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet,
+                args.precision)
         return 0
     if args.command == "report":
         from demo.report import write_report  # plotting lives outside the library

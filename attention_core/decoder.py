@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attention_core.attention import Attention
@@ -158,11 +159,14 @@ class Decoder(nn.Module):
     def run_rnn(self, x: Tensor, state: DecoderState) -> tuple[Tensor, DecoderState]:
         """Advance the RNN one step.
 
-        Small inference batches (up to ``CELL_KERNEL_MAX_BATCH`` rows, i.e. one visitor's sentence or
-        beam) go through the fused cell kernels (``torch.lstm_cell``/``torch.gru_cell``) on the same
-        parameters: for one row the sequence kernel's set-up costs more than the step itself
-        (``benchmarks/bench.py``: greedy decoding of one sentence 8.6 ms → 5.7 ms). Training and
-        large batches keep ``nn.LSTM``/``nn.GRU``, which is faster there.
+        Two paths, each chosen where ``benchmarks/bench.py`` measured it faster on a CPU:
+
+        * the cell path (``_run_cells``) for small inference batches (up to ``CELL_KERNEL_MAX_BATCH``
+          rows: one visitor's sentence or beam), where the sequence kernel's set-up costs more than
+          the step (greedy decoding of one sentence 8.6 ms → 5.7 ms), and for CPU mixed precision
+          (``torch.autocast``), where its bfloat16 products beat the bfloat16 sequence kernel's slow
+          backward (≈ 1.25× per training step) and the state stays in float32;
+        * ``nn.LSTM``/``nn.GRU`` otherwise (float32 training, large batches, CUDA).
 
         Args:
             x: Step input, shape ``(B, I)``.
@@ -171,8 +175,9 @@ class Decoder(nn.Module):
         Returns:
             ``(h_t, state)``: top-layer output ``(B, H)`` and the new state (``feed`` untouched).
         """
-        if x.size(0) <= CELL_KERNEL_MAX_BATCH and not torch.is_grad_enabled():
-            return self._run_cells(x, state)
+        mixed = x.device.type == "cpu" and torch.is_autocast_enabled("cpu")
+        if mixed or (x.size(0) <= CELL_KERNEL_MAX_BATCH and not torch.is_grad_enabled()):
+            return self._run_cells(x, state, mixed)
         hx = state.hidden.transpose(0, 1).contiguous()  # (L, B, H)
         if state.cell is not None:
             hx = (hx, state.cell.transpose(0, 1).contiguous())
@@ -182,17 +187,47 @@ class Decoder(nn.Module):
             hidden.transpose(0, 1), None if cell is None else cell.transpose(0, 1), state.feed
         )
 
-    def _run_cells(self, x: Tensor, state: DecoderState) -> tuple[Tensor, DecoderState]:
-        """``run_rnn`` through the cell kernels, layer by layer (inference: no inter-layer dropout)."""
+    def _run_cells(self, x: Tensor, state: DecoderState, mixed: bool = False) -> tuple[Tensor, DecoderState]:
+        """``run_rnn`` one layer at a time on the RNN's own parameters.
+
+        Args:
+            x: Step input, shape ``(B, I)``.
+            state: Current state.
+            mixed: Mixed precision: the two matrix products run in the autocast type while the gates,
+                the cell state and the output are computed and kept in float32. Otherwise the fused
+                ``torch.lstm_cell``/``torch.gru_cell`` kernels do the whole step.
+
+        Returns:
+            ``(h_t, state)`` as ``run_rnn``; between layers dropout applies as in ``nn.LSTM``.
+        """
         hidden, cells = [], []
         inp = x
         for layer in range(self.cfg.num_layers):
-            weights = [getattr(self.rnn, f"{n}_l{layer}") for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-            if state.cell is not None:
-                inp, c = torch.lstm_cell(inp, (state.hidden[:, layer], state.cell[:, layer]), *weights)
+            if layer > 0:
+                inp = F.dropout(inp, self.rnn.dropout, self.training)
+            w_ih, w_hh, b_ih, b_hh = (
+                getattr(self.rnn, f"{n}_l{layer}") for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+            )
+            h = state.hidden[:, layer]
+            if state.cell is None:  # GRU: h' = (1 − z) ⊙ n + z ⊙ h
+                if mixed:
+                    i_r, i_z, i_n = F.linear(inp, w_ih, b_ih).float().chunk(3, 1)
+                    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).float().chunk(3, 1)
+                    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
+                    n = torch.tanh(i_n + r * h_n)
+                    inp = n + z * (h - n)
+                else:
+                    inp = torch.gru_cell(inp, h, w_ih, w_hh, b_ih, b_hh)
+            else:  # LSTM: c' = f ⊙ c + i ⊙ g, h' = o ⊙ tanh(c')
+                c = state.cell[:, layer]
+                if mixed:
+                    gates = (F.linear(inp, w_ih, b_ih) + F.linear(h, w_hh, b_hh)).float()  # (B, 4H)
+                    i, f, g, o = gates.chunk(4, 1)
+                    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                    inp = torch.sigmoid(o) * torch.tanh(c)
+                else:
+                    inp, c = torch.lstm_cell(inp, (h, c), w_ih, w_hh, b_ih, b_hh)
                 cells.append(c)
-            else:
-                inp = torch.gru_cell(inp, state.hidden[:, layer], *weights)
             hidden.append(inp)
         cell = torch.stack(cells, dim=1) if cells else None
         return inp, DecoderState(torch.stack(hidden, dim=1), cell, state.feed)

@@ -6,6 +6,7 @@ the corpus trainer, the tests and the app's live-training tab all call it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -29,6 +30,7 @@ from attention_core.data import Splits, Task, bucketed_batches, encode_pairs, le
 from attention_core.hub import atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
 from attention_core.pipeline import Translator
+from attention_core.precision import AMP_DTYPES, PRECISIONS, resolve_precision
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.vocab import Vocab
 
@@ -85,6 +87,7 @@ def train_step(
     teacher_forcing: float = 1.0,
     label_smoothing: float = 0.0,
     scaler: torch.amp.GradScaler | None = None,
+    amp_dtype: torch.dtype | None = None,
 ) -> float:
     """One teacher-forced update: forward, loss, backward, gradient clipping, optimiser step.
 
@@ -95,7 +98,10 @@ def train_step(
         clip: Maximum gradient norm (``0`` disables clipping).
         teacher_forcing: Probability of feeding gold tokens.
         label_smoothing: Label smoothing ``ε``.
-        scaler: A ``GradScaler`` for mixed precision on CUDA, or ``None``.
+        scaler: A ``GradScaler`` (float16 mixed precision on CUDA), or ``None``.
+        amp_dtype: Run the forward pass under ``torch.autocast`` with this type (``torch.bfloat16``
+            or ``torch.float16``; see ``attention_core.precision``); ``None`` trains in float32.
+            Weights, optimiser state and the loss stay float32.
 
     Returns:
         The batch loss.
@@ -104,7 +110,8 @@ def train_step(
     cfg = getattr(model, "module", model).cfg  # unwrap DistributedDataParallel
     optimizer.zero_grad(set_to_none=True)
     device_type = batch.src.device.type
-    with torch.autocast(device_type, dtype=torch.float16, enabled=scaler is not None):
+    amp = torch.autocast(device_type, dtype=amp_dtype) if amp_dtype is not None else contextlib.nullcontext()
+    with amp:
         real = batch.tgt_out != cfg.pad_id  # (B, T)
         logits, _ = model(
             batch.src,
@@ -155,6 +162,10 @@ class TrainConfig:
         max_train: Use only the first ``max_train`` training pairs (quick runs, tests).
         max_dev: Score only the first ``max_dev`` dev pairs each epoch.
         dev_beam: Beam size for dev BLEU (1 = greedy).
+        precision: ``auto``, ``fp32``, ``bf16`` or ``fp16`` (see
+            [`resolve_precision`][attention_core.precision.resolve_precision]): ``auto`` is
+            float16 mixed precision on CUDA, bfloat16 on a CPU that multiplies it natively, float32
+            otherwise.
     """
 
     epochs: int = 10
@@ -173,6 +184,7 @@ class TrainConfig:
     max_train: int | None = None
     max_dev: int | None = None
     dev_beam: int = 1
+    precision: str = "auto"
 
     def validate(self) -> TrainConfig:
         """Raise ``ValueError`` naming the first bad field."""
@@ -183,6 +195,8 @@ class TrainConfig:
             raise ValueError(f"lr must be positive, got {self.lr}")
         if not 0 <= self.teacher_forcing <= 1:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         return self
 
 
@@ -249,6 +263,7 @@ def fit(
     train_cfg.validate()
     rank, world = _distributed()
     dev_ = pick_device(device)
+    precision = resolve_precision(train_cfg.precision, dev_)
     out = Path(out_dir)
     ckpt_path = out / "checkpoint.pt"
     if ckpt_path.exists() and not resume:
@@ -288,7 +303,7 @@ def fit(
         patience=train_cfg.lr_patience,
         min_lr=train_cfg.min_lr,
     )
-    scaler = torch.amp.GradScaler("cuda") if dev_.type == "cuda" else None
+    scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
     if resume and ckpt_path.exists():
         ckpt = torch.load(ckpt_path, map_location=dev_, weights_only=True)
@@ -303,6 +318,7 @@ def fit(
     meta = {
         "data": splits.info,
         "train": dataclasses.asdict(train_cfg),
+        "precision": precision,
         "command": command,
         "history": state["history"],
     }
@@ -315,6 +331,7 @@ def fit(
             "tgt_vocab": len(tgt_vocab),
             "parameters": sum(p.numel() for p in model.parameters()),
             "device": str(dev_),
+            "precision": precision,
             "processes": world,
             "resumed_at_epoch": state["epoch"],
         }
@@ -344,6 +361,7 @@ def fit(
                 train_cfg.teacher_forcing,
                 train_cfg.label_smoothing,
                 scaler,
+                AMP_DTYPES[precision],
             )
             pairs += batch.size
             total_loss += loss * batch.size

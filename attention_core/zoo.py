@@ -14,7 +14,7 @@ import os
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from attention_core.data import TASKS, Splits, load_splits
@@ -193,15 +193,17 @@ def claim(run_dir: Path) -> Iterator[bool]:
 
 
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
-              device: str | None = None, progress: bool = True) -> None:
-    """Train (or resume), export and evaluate one zoo model."""
+              device: str | None = None, progress: bool = True, precision: str = "auto") -> None:
+    """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``)."""
     name = f"{task}/{variant}"
-    recipe = RECIPES[task]
+    train_cfg = replace(RECIPES[task].train, precision=precision)
     run_dir, model_dir = runs / task / variant, models / task / variant
     options = model_options(task, variant)
     command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
-    print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(recipe.train)}), flush=True)
-    fit(TASKS[task], splits, run_dir, options, recipe.train, resume=True, device=device, progress=progress,
+    if precision != "auto":
+        command += f" --precision {precision}"
+    print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}), flush=True)
+    fit(TASKS[task], splits, run_dir, options, train_cfg, resume=True, device=device, progress=progress,
         command=command)
     save_pretrained(load_folder(run_dir), model_dir, half=True)
     translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
@@ -228,6 +230,7 @@ def run_zoo(
     only: list[str] | None = None,
     device: str | None = None,
     progress: bool = True,
+    precision: str = "auto",
 ) -> None:
     """Train, export and evaluate every zoo model (see the module docstring).
 
@@ -242,6 +245,8 @@ def run_zoo(
         only: Restrict to ``task/variant`` names.
         device: Force a device.
         progress: Show progress bars.
+        precision: Training precision (``TrainConfig.precision``). The bundled models were trained
+            in ``fp32``; pass it to reproduce them (``auto`` is bfloat16 on a CPU that supports it).
     """
     splits_cache: dict[str, Splits] = {}
     for task, variant in ZOO_ORDER:
@@ -256,4 +261,4 @@ def run_zoo(
                       flush=True)
                 continue
             build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
-                      progress)
+                      progress, precision)
