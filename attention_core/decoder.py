@@ -165,7 +165,7 @@ class Decoder(nn.Module):
           rows: one visitor's sentence or beam), where the sequence kernel's set-up costs more than
           the step (greedy decoding of one sentence 8.6 ms → 5.7 ms), and for CPU mixed precision
           (``torch.autocast``), where its bfloat16 products beat the bfloat16 sequence kernel's slow
-          backward (≈ 1.25× per training step) and the state stays in float32;
+          backward (≈ 1.08× per training step, in-process A/B) and the state stays in float32;
         * ``nn.LSTM``/``nn.GRU`` otherwise (float32 training, large batches, CUDA).
 
         Args:

@@ -35,12 +35,22 @@ from attention_core.batch import make_batch  # noqa: E402
 from attention_core.config import ModelConfig  # noqa: E402
 from attention_core.data import bucketed_batches, encode_pairs, get_task, load_splits  # noqa: E402
 from attention_core.hub import load_folder  # noqa: E402
+from attention_core.precision import AMP_DTYPES, resolve_precision  # noqa: E402
 from attention_core.seq2seq import build_model  # noqa: E402
 from attention_core.training import make_optimizer, train_step  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 MODEL = ROOT / "models" / "translation" / "luong-general"
 EMB, HIDDEN = 128, 256
+LUONG_GENERAL = dict(decoder="luong", score="general")
+SUMMARY_KEYS = {
+    "speedup": "train_speedup_vs_reference",
+    "speedup_fp32": "train_speedup_vs_reference_fp32",
+    "speedup_vs_joey": "train_speedup_vs_joey",
+    "speedup_fp32_vs_joey": "train_speedup_vs_joey_fp32",
+    "speedup_vs_joey_bf16": "train_speedup_vs_joey_bf16",
+}
+"""Per-batch-size ratio → top-level summary key of ``results/benchmarks.json`` (median over batch sizes)."""
 
 
 def _ours(variant: dict, src_vocab: int, tgt_vocab: int):
@@ -53,30 +63,35 @@ def _params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def train_throughput(examples, batch_size: int, step, batches: int, prepare=None) -> dict:
-    """Pairs/s and target tokens/s of ``step(batch)`` over real batches (after two warm-up steps)."""
+def train_throughput(examples, batch_size: int, step, batches: int, prepare=None, rounds: int = 3) -> dict:
+    """Pairs/s and target tokens/s of ``step(batch)`` over a fixed stream of real batches.
+
+    One untimed pass over the stream first: oneDNN builds (JIT-compiles) its bfloat16 kernels once per
+    matrix shape, and every batch has its own shape. Then ``rounds`` timed passes; the median counts.
+    """
     stream = list(bucketed_batches(examples, batch_size, seed=1))
-    stream = (stream * (1 + (batches + 2) // max(1, len(stream))))[: batches + 2]
+    stream = (stream * (1 + batches // max(1, len(stream))))[:batches]
     if prepare is not None:
         stream = [prepare(b) for b in stream]
-    pairs = tokens = 0
-    started = time.perf_counter()
-    for i, batch in enumerate(stream):
-        if i == 2:
-            started = time.perf_counter()
+    for batch in stream:  # warm-up
         step(batch)
-        if i >= 2:
-            pairs += batch.size
-            tokens += int(batch.tgt_lengths.sum())
-    seconds = time.perf_counter() - started
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for batch in stream:
+            step(batch)
+        times.append(time.perf_counter() - started)
+    seconds = statistics.median(times)
+    pairs = sum(b.size for b in stream)
+    tokens = sum(int(b.tgt_lengths.sum()) for b in stream)
     return {"pairs_per_s": round(pairs / seconds, 1), "tgt_tokens_per_s": round(tokens / seconds, 1),
-            "batches": batches, "seconds": round(seconds, 2)}
+            "batches": batches, "rounds": rounds, "seconds": round(seconds, 2)}
 
 
-def ours_step(model):
-    """Our training step (``attention_core.training.train_step``) with the trainer's optimiser."""
+def ours_step(model, precision: str):
+    """Our training step (``attention_core.training.train_step``) with the trainer's optimiser and precision."""
     optimizer = make_optimizer(model.parameters(), lr=1e-3)
-    return lambda batch: train_step(model, batch, optimizer, clip=1.0)
+    return lambda batch: train_step(model, batch, optimizer, clip=1.0, amp_dtype=AMP_DTYPES[precision])
 
 
 def reference_step(model):
@@ -134,7 +149,7 @@ def main() -> None:
     args = p.parse_args()
     torch.manual_seed(0)
     reps = 5 if args.quick else 30
-    nbatches = 4 if args.quick else 12
+    nbatches = 4 if args.quick else 16
 
     translator = load_folder(MODEL)
     src_vocab, tgt_vocab = translator.src_vocab, translator.tgt_vocab
@@ -150,42 +165,59 @@ def main() -> None:
         "command": "python benchmarks/bench.py" + (" --quick" if args.quick else ""),
     }
 
-    # training: ours vs the tutorial-style reference at equal size, several batch sizes
+    # training: ours (the trainer's default precision, and float32) vs the tutorial-style reference and
+    # Joey NMT at equal size, several batch sizes
+    precision = resolve_precision("auto", torch.device("cpu"))
+    results["train_precision"] = precision
     train_rows = []
     with_joey = joey.available()
     for bs in (32, 64, 128, 256):
         torch.manual_seed(0)
-        ours = _ours(dict(decoder="luong", score="general"), V_src, V_tgt)
         ref = TutorialSeq2Seq(V_src, V_tgt, EMB, HIDDEN, "general")
-        row = {"batch_size": bs, "params_ours": _params(ours), "params_reference": _params(ref)}
-        row["ours"] = train_throughput(examples, bs, ours_step(ours), nbatches)
+        row = {"batch_size": bs, "params_ours": _params(_ours(LUONG_GENERAL, V_src, V_tgt)),
+               "params_reference": _params(ref), "precision": precision}
+        for key, prec in (("ours", precision), ("ours_fp32", "fp32")):
+            torch.manual_seed(0)
+            row[key] = train_throughput(examples, bs, ours_step(_ours(LUONG_GENERAL, V_src, V_tgt), prec), nbatches)
         row["reference"] = train_throughput(examples, bs, reference_step(ref), nbatches)
         row["speedup"] = round(row["ours"]["pairs_per_s"] / row["reference"]["pairs_per_s"], 2)
+        row["speedup_fp32"] = round(row["ours_fp32"]["pairs_per_s"] / row["reference"]["pairs_per_s"], 2)
         if with_joey:
-            jm = joey.build(src_vocab, tgt_vocab, EMB, HIDDEN)
-            jopt = torch.optim.Adam(jm.parameters(), lr=1e-3)
-            row["params_joey"] = _params(jm)
-            row["joey"] = train_throughput(examples, bs, lambda b, jm=jm, jopt=jopt: joey.train_step(jm, b, jopt),
-                                           nbatches, prepare=joey.sort)
+            row["params_joey"] = _params(joey.build(src_vocab, tgt_vocab, EMB, HIDDEN))
+            # Joey as shipped trains in float32 on a CPU (its fp16 option is CUDA-only); "joey_bf16" wraps
+            # its step in our bfloat16 autocast to show how much of our lead is mixed precision
+            for key, amp in (("joey", None), ("joey_bf16", torch.bfloat16)):
+                torch.manual_seed(0)
+                jm = joey.build(src_vocab, tgt_vocab, EMB, HIDDEN)
+                jopt = torch.optim.Adam(jm.parameters(), lr=1e-3)
+                row[key] = train_throughput(
+                    examples, bs, lambda b, jm=jm, jopt=jopt, amp=amp: joey.train_step(jm, b, jopt, amp),
+                    nbatches, prepare=joey.sort,
+                )
             row["speedup_vs_joey"] = round(row["ours"]["pairs_per_s"] / row["joey"]["pairs_per_s"], 2)
+            row["speedup_fp32_vs_joey"] = round(row["ours_fp32"]["pairs_per_s"] / row["joey"]["pairs_per_s"], 2)
+            row["speedup_vs_joey_bf16"] = round(row["ours"]["pairs_per_s"] / row["joey_bf16"]["pairs_per_s"], 2)
         train_rows.append(row)
         print(json.dumps(row), flush=True)
     results["train"] = train_rows
-    results["train_speedup_vs_reference"] = round(statistics.median(r["speedup"] for r in train_rows), 2)
-    if with_joey:
-        results["train_speedup_vs_joey"] = round(statistics.median(r["speedup_vs_joey"] for r in train_rows), 2)
+    for key, summary in SUMMARY_KEYS.items():  # medians over the batch sizes
+        if key in train_rows[0]:
+            results[summary] = round(statistics.median(r[key] for r in train_rows), 2)
 
     variant_rows = []
     for name, variant in {
         "none": dict(decoder="none"),
         "bahdanau": dict(decoder="bahdanau", score="concat"),
         "luong-dot": dict(decoder="luong", score="dot"),
-        "luong-general": dict(decoder="luong", score="general"),
+        "luong-general": LUONG_GENERAL,
         "luong-concat": dict(decoder="luong", score="concat"),
         "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p", window=4),
     }.items():
-        model = _ours(variant, V_src, V_tgt)
-        variant_rows.append({"variant": name, **train_throughput(examples, 64, ours_step(model), nbatches)})
+        row = {"variant": name}
+        for key, prec in (("default", precision), ("fp32", "fp32")):
+            torch.manual_seed(0)
+            row[key] = train_throughput(examples, 64, ours_step(_ours(variant, V_src, V_tgt), prec), nbatches)
+        variant_rows.append(row)
         print(json.dumps(variant_rows[-1]), flush=True)
     results["train_variants_batch64"] = variant_rows
 
@@ -252,31 +284,52 @@ def main() -> None:
 def markdown(r: dict) -> str:
     """The benchmark results as the docs page body."""
     m = r["machine"]
+    prec = r["train_precision"]
+    joey_ = "train_speedup_vs_joey" in r
     lines = [
-        f"Measured with `{r['command']}` on {m['device']} ({m['cpu']}, {m['threads']} torch threads), "
+        f"Measured with `{r['command']}` on {m['device']} ({m['cpu']}, {m['threads']} torch thread(s)), "
         f"torch {m['torch']}, Python {m['python']}. Reference: the tutorial-style implementation in "
         "`benchmarks/reference.py` at the same size (embeddings 128, hidden 256, the zoo's vocabularies).",
         "",
-        f"**Training speed-up vs reference (median over batch sizes): {r['train_speedup_vs_reference']}×** · "
-        + (f"**vs Joey NMT 2.3.0: {r['train_speedup_vs_joey']}×** · " if "train_speedup_vs_joey" in r else "")
-        +
-        f"**one-sentence greedy decode with attention: {r['greedy_latency_ms']} ms** (median).",
+        f"Our trainer's default precision (`--precision auto`) on this machine: **{prec}**"
+        + (" (bfloat16 mixed precision: this CPU multiplies bfloat16 natively)." if prec == "bf16" else ".")
+        + " The reference and Joey NMT train in float32 (Joey's `fp16` option is CUDA-only).",
+        "",
+        f"**Training speed-up vs reference (median over batch sizes): {r['train_speedup_vs_reference']}×** "
+        f"({r['train_speedup_vs_reference_fp32']}× with `--precision fp32`) · "
+        + (f"**vs Joey NMT 2.3.0: {r['train_speedup_vs_joey']}×** ({r['train_speedup_vs_joey_fp32']}× in fp32; "
+           f"{r['train_speedup_vs_joey_bf16']}× against Joey run under our bfloat16 autocast) · " if joey_ else "")
+        + f"**one-sentence greedy decode with attention: {r['greedy_latency_ms']} ms** (median).",
         "",
         "## Training throughput (Luong general, real cmn-eng pairs)",
         "",
-        "| batch | ours pairs/s (tokens/s) | reference pairs/s (tokens/s) | Joey NMT pairs/s (tokens/s) "
-        "| ours / reference | ours / Joey |",
+        f"Pairs per second (target tokens per second) over {r['train'][0]['ours']['batches']} fixed real batches: one "
+        "untimed pass (oneDNN compiles its kernels once per matrix shape), then the median of "
+        f"{r['train'][0]['ours']['rounds']} timed passes.",
+        "",
+        f"| batch | ours ({prec}) | ours (fp32) | reference | Joey NMT | Joey NMT + bf16 autocast |",
         "|---|---|---|---|---|---|",
     ]
+
+    def cell(row: dict, key: str) -> str:
+        return f"{row[key]['pairs_per_s']} ({row[key]['tgt_tokens_per_s']})" if key in row else "—"
+
     for row in r["train"]:
-        o, f, j = row["ours"], row["reference"], row.get("joey")
-        joey_cell = f"{j['pairs_per_s']} ({j['tgt_tokens_per_s']})" if j else "—"
-        lines.append(f"| {row['batch_size']} | {o['pairs_per_s']} ({o['tgt_tokens_per_s']}) | {f['pairs_per_s']} "
-                     f"({f['tgt_tokens_per_s']}) | {joey_cell} | {row['speedup']}× | "
-                     f"{str(row['speedup_vs_joey']) + '×' if j else '—'} |")
-    lines += ["", "## Training throughput per variant (batch 64)", "", "| variant | pairs/s | tgt tokens/s |",
-              "|---|---|---|"]
-    lines += [f"| {v['variant']} | {v['pairs_per_s']} | {v['tgt_tokens_per_s']} |" for v in r["train_variants_batch64"]]
+        lines.append(f"| {row['batch_size']} | " + " | ".join(
+            cell(row, k) for k in ("ours", "ours_fp32", "reference", "joey", "joey_bf16")) + " |")
+    lines += ["", "Ratios (higher is faster for us):", "",
+              f"| batch | ours ({prec}) / reference | ours (fp32) / reference | ours ({prec}) / Joey "
+              f"| ours (fp32) / Joey | ours ({prec}) / Joey + bf16 |", "|---|---|---|---|---|---|"]
+    for row in r["train"]:
+        lines.append(f"| {row['batch_size']} | " + " | ".join(
+            f"{row[k]}×" if k in row else "—"
+            for k in ("speedup", "speedup_fp32", "speedup_vs_joey", "speedup_fp32_vs_joey", "speedup_vs_joey_bf16"))
+            + " |")
+    lines += ["", "## Training throughput per variant (batch 64)", "",
+              f"| variant | pairs/s ({prec}) | tgt tokens/s ({prec}) | pairs/s (fp32) | tgt tokens/s (fp32) |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {v['variant']} | {v['default']['pairs_per_s']} | {v['default']['tgt_tokens_per_s']} | "
+              f"{v['fp32']['pairs_per_s']} | {v['fp32']['tgt_tokens_per_s']} |" for v in r["train_variants_batch64"]]
     lat, dec = r["latency"], r["test_set_decoding"]
     lines += [
         "", "## Decoding", "",

@@ -8,6 +8,7 @@ our batches with the special ids swapped into Joey's order (``<unk>`` 0, ``<pad>
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from types import SimpleNamespace
 
@@ -66,16 +67,22 @@ def sort(batch: Batch) -> Batch:
     return Batch(*(getattr(batch, f).index_select(0, order) for f in batch.__dataclass_fields__))
 
 
-def train_step(model, batch: Batch, optimizer: torch.optim.Optimizer) -> float:
-    """One Joey training step on a batch sorted by ``sort`` (loss normalised per token, as Joey does)."""
+def train_step(model, batch: Batch, optimizer: torch.optim.Optimizer, amp_dtype: torch.dtype | None = None) -> float:
+    """One Joey training step on a batch sorted by ``sort`` (loss normalised per token, as Joey does).
+
+    ``amp_dtype`` wraps the forward pass in ``torch.autocast`` as our trainer does; Joey itself has no
+    CPU mixed precision (its ``fp16`` option is switched off on a CPU), so ``None`` is Joey as shipped.
+    """
     model.train()
     src, trg_in, trg = _swap(batch.src), _swap(batch.tgt_in), _swap(batch.tgt_out)
     src_mask = (src != 1).unsqueeze(1)
     trg_mask = (trg != 1).unsqueeze(1)
     optimizer.zero_grad()
-    loss, *_ = model(return_type="loss", src=src, trg=trg, trg_input=trg_in, src_mask=src_mask,
-                     src_length=batch.src_lengths, trg_mask=trg_mask)
-    loss = loss / trg_mask.sum()
+    amp = torch.autocast("cpu", dtype=amp_dtype) if amp_dtype is not None else contextlib.nullcontext()
+    with amp:
+        loss, *_ = model(return_type="loss", src=src, trg=trg, trg_input=trg_in, src_mask=src_mask,
+                         src_length=batch.src_lengths, trg_mask=trg_mask)
+    loss = loss.float() / trg_mask.sum()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
