@@ -13,11 +13,14 @@ hidden 256, the zoo's vocabularies). Both models are built with the same sizes; 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import json
 import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,6 +46,23 @@ DATA = ROOT.parent / "shared" / "data"
 MODEL = ROOT / "models" / "translation" / "luong-general"
 EMB, HIDDEN = 128, 256
 LUONG_GENERAL = dict(decoder="luong", score="general")
+BATCH_SIZES = (32, 64, 128, 256)
+VARIANTS: dict[str, dict] = {
+    "none": dict(decoder="none"),
+    "bahdanau": dict(decoder="bahdanau", score="concat"),
+    "luong-dot": dict(decoder="luong", score="dot"),
+    "luong-general": LUONG_GENERAL,
+    "luong-concat": dict(decoder="luong", score="concat"),
+    "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p", window=4),
+}
+"""The variants measured one by one (ours)."""
+RATIOS = {  # per batch size: pairs/s of one column ÷ another
+    "speedup": ("ours", "reference"),
+    "speedup_fp32": ("ours_fp32", "reference"),
+    "speedup_vs_joey": ("ours", "joey"),
+    "speedup_fp32_vs_joey": ("ours_fp32", "joey"),
+    "speedup_vs_joey_bf16": ("ours", "joey_bf16"),
+}
 SUMMARY_KEYS = {
     "speedup": "train_speedup_vs_reference",
     "speedup_fp32": "train_speedup_vs_reference_fp32",
@@ -63,16 +83,113 @@ def _params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+class PeakMemory:
+    """Peak resident memory added while the ``with`` block runs, in MB (Linux; ``None`` elsewhere).
+
+    Freed memory is handed back to the OS first (``malloc_trim``) and the kernel's high-water mark is reset
+    (``/proc/self/clear_refs``), so each measurement starts from the current resident size.
+    """
+
+    def __init__(self) -> None:
+        self.peak_mb: float | None = None
+
+    @staticmethod
+    def _status(field: str) -> int | None:
+        try:
+            with open("/proc/self/status") as status:
+                return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
+        except (OSError, StopIteration):
+            return None
+
+    def __enter__(self) -> PeakMemory:
+        gc.collect()
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+            with open("/proc/self/clear_refs", "w") as refs:
+                refs.write("5")  # reset VmHWM to the current VmRSS
+            self._base = self._status("VmRSS")
+        except OSError:
+            self._base = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        peak = self._status("VmHWM")
+        if self._base is not None and peak is not None:
+            self.peak_mb = round((peak - self._base) / 1024, 1)
+
+
+def batch_stream(examples, batch_size: int, batches: int, prepare=None) -> list:
+    """The fixed stream of ``batches`` real batches every system trains on."""
+    stream = list(bucketed_batches(examples, batch_size, seed=1))
+    stream = (stream * (1 + batches // max(1, len(stream))))[:batches]
+    return [prepare(b) for b in stream] if prepare is not None else stream
+
+
+def make_step(system: str, variant: str, precision: str, src_vocab, tgt_vocab):
+    """A fresh model of one system (seed 0) and its training step: ``(step, prepare)``.
+
+    Args:
+        system: ``ours``, ``reference`` (always float32) or ``joey``.
+        variant: A key of ``VARIANTS`` (``ours`` only; the others are Luong general).
+        precision: ``fp32`` or ``bf16`` (``ours`` and ``joey``).
+    """
+    torch.manual_seed(0)
+    V_src, V_tgt = len(src_vocab), len(tgt_vocab)
+    if system == "ours":
+        return ours_step(_ours(VARIANTS[variant], V_src, V_tgt), precision), None
+    if system == "reference":
+        return reference_step(TutorialSeq2Seq(V_src, V_tgt, EMB, HIDDEN, "general")), None
+    model = joey.build(src_vocab, tgt_vocab, EMB, HIDDEN)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return (lambda b: joey.train_step(model, b, optimizer, AMP_DTYPES[precision])), joey.sort
+
+
+def peak_memory_mb(system: str, variant: str, precision: str, batch_size: int, batches: int) -> float | None:
+    """Peak training memory of one configuration, measured in a fresh process (``--probe``).
+
+    In one long process the allocator's history (memory freed by earlier runs, then reused) shifts the
+    resident-size high-water mark by tens of MB; a fresh process per configuration gives repeatable figures.
+    """
+    spec = json.dumps({"system": system, "variant": variant, "precision": precision, "batch_size": batch_size,
+                       "batches": batches})
+    run = subprocess.run([sys.executable, __file__, "--probe", spec], capture_output=True, text=True,
+                         env={**os.environ, "OMP_NUM_THREADS": str(torch.get_num_threads())})
+    try:
+        return json.loads(run.stdout.strip().splitlines()[-1])["peak_mb"]
+    except (IndexError, KeyError, json.JSONDecodeError):
+        print(f"memory probe failed for {spec}: {run.stderr[-500:]}", file=sys.stderr)
+        return None
+
+
+def probe(spec: str) -> None:
+    """``--probe``: build one configuration, train one pass over its stream, print its peak memory."""
+    cfg = json.loads(spec)
+    translator, _, _, examples = setup()
+    step, prepare = make_step(cfg["system"], cfg["variant"], cfg["precision"], translator.src_vocab,
+                              translator.tgt_vocab)
+    stream = batch_stream(examples, cfg["batch_size"], cfg["batches"], prepare)
+    with PeakMemory() as memory:
+        for batch in stream:
+            step(batch)
+    print(json.dumps({"peak_mb": memory.peak_mb}))
+
+
+def setup():
+    """The bundled luong-general model (for its vocabularies and decoding), the task, splits, 3,000 train pairs."""
+    translator = load_folder(MODEL)
+    task = get_task("translation")
+    splits = load_splits("translation", DATA)
+    examples = encode_pairs(splits.train[:3000], task, translator.src_vocab, translator.tgt_vocab, max_len=50)
+    return translator, task, splits, examples
+
+
 def train_throughput(examples, batch_size: int, step, batches: int, prepare=None, rounds: int = 3) -> dict:
     """Pairs/s and target tokens/s of ``step(batch)`` over a fixed stream of real batches.
 
     One untimed pass over the stream first: oneDNN builds (JIT-compiles) its bfloat16 kernels once per
     matrix shape, and every batch has its own shape. Then ``rounds`` timed passes; the median counts.
     """
-    stream = list(bucketed_batches(examples, batch_size, seed=1))
-    stream = (stream * (1 + batches // max(1, len(stream))))[:batches]
-    if prepare is not None:
-        stream = [prepare(b) for b in stream]
+    stream = batch_stream(examples, batch_size, batches, prepare)
     for batch in stream:  # warm-up
         step(batch)
     times = []
@@ -146,16 +263,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", default=str(ROOT / "results" / "benchmarks.json"))
+    p.add_argument("--probe", default=None, help=argparse.SUPPRESS)  # internal: one memory measurement
     args = p.parse_args()
+    if args.probe:
+        return probe(args.probe)
     torch.manual_seed(0)
     reps = 5 if args.quick else 30
     nbatches = 4 if args.quick else 16
 
-    translator = load_folder(MODEL)
+    translator, task, splits, examples = setup()
     src_vocab, tgt_vocab = translator.src_vocab, translator.tgt_vocab
-    task = get_task("translation")
-    splits = load_splits("translation", DATA)
-    examples = encode_pairs(splits.train[:3000], task, src_vocab, tgt_vocab, max_len=50)
     V_src, V_tgt = len(src_vocab), len(tgt_vocab)
 
     results: dict = {
@@ -165,38 +282,33 @@ def main() -> None:
         "command": "python benchmarks/bench.py" + (" --quick" if args.quick else ""),
     }
 
+    def measure(system: str, variant: str, prec: str, bs: int) -> dict:
+        step, prepare = make_step(system, variant, prec, src_vocab, tgt_vocab)
+        row = train_throughput(examples, bs, step, nbatches, prepare)
+        row["peak_mb"] = peak_memory_mb(system, variant, prec, bs, nbatches)
+        return row
+
     # training: ours (the trainer's default precision, and float32) vs the tutorial-style reference and
-    # Joey NMT at equal size, several batch sizes
+    # Joey NMT at equal size, several batch sizes. Joey as shipped trains in float32 on a CPU (its fp16
+    # option is CUDA-only); "joey_bf16" wraps its step in our bfloat16 autocast to show how much of our
+    # lead is mixed precision.
     precision = resolve_precision("auto", torch.device("cpu"))
     results["train_precision"] = precision
+    systems = {"ours": ("ours", precision), "ours_fp32": ("ours", "fp32"), "reference": ("reference", "fp32")}
+    if joey.available():
+        systems.update(joey=("joey", "fp32"), joey_bf16=("joey", "bf16"))
     train_rows = []
-    with_joey = joey.available()
-    for bs in (32, 64, 128, 256):
-        torch.manual_seed(0)
-        ref = TutorialSeq2Seq(V_src, V_tgt, EMB, HIDDEN, "general")
-        row = {"batch_size": bs, "params_ours": _params(_ours(LUONG_GENERAL, V_src, V_tgt)),
-               "params_reference": _params(ref), "precision": precision}
-        for key, prec in (("ours", precision), ("ours_fp32", "fp32")):
-            torch.manual_seed(0)
-            row[key] = train_throughput(examples, bs, ours_step(_ours(LUONG_GENERAL, V_src, V_tgt), prec), nbatches)
-        row["reference"] = train_throughput(examples, bs, reference_step(ref), nbatches)
-        row["speedup"] = round(row["ours"]["pairs_per_s"] / row["reference"]["pairs_per_s"], 2)
-        row["speedup_fp32"] = round(row["ours_fp32"]["pairs_per_s"] / row["reference"]["pairs_per_s"], 2)
-        if with_joey:
+    for bs in BATCH_SIZES:
+        row = {"batch_size": bs, "precision": precision,
+               "params_ours": _params(_ours(LUONG_GENERAL, V_src, V_tgt)),
+               "params_reference": _params(TutorialSeq2Seq(V_src, V_tgt, EMB, HIDDEN, "general"))}
+        if "joey" in systems:
             row["params_joey"] = _params(joey.build(src_vocab, tgt_vocab, EMB, HIDDEN))
-            # Joey as shipped trains in float32 on a CPU (its fp16 option is CUDA-only); "joey_bf16" wraps
-            # its step in our bfloat16 autocast to show how much of our lead is mixed precision
-            for key, amp in (("joey", None), ("joey_bf16", torch.bfloat16)):
-                torch.manual_seed(0)
-                jm = joey.build(src_vocab, tgt_vocab, EMB, HIDDEN)
-                jopt = torch.optim.Adam(jm.parameters(), lr=1e-3)
-                row[key] = train_throughput(
-                    examples, bs, lambda b, jm=jm, jopt=jopt, amp=amp: joey.train_step(jm, b, jopt, amp),
-                    nbatches, prepare=joey.sort,
-                )
-            row["speedup_vs_joey"] = round(row["ours"]["pairs_per_s"] / row["joey"]["pairs_per_s"], 2)
-            row["speedup_fp32_vs_joey"] = round(row["ours_fp32"]["pairs_per_s"] / row["joey"]["pairs_per_s"], 2)
-            row["speedup_vs_joey_bf16"] = round(row["ours"]["pairs_per_s"] / row["joey_bf16"]["pairs_per_s"], 2)
+        for key, (system, prec) in systems.items():
+            row[key] = measure(system, "luong-general", prec, bs)
+        for key, (num, den) in RATIOS.items():
+            if num in row and den in row:
+                row[key] = round(row[num]["pairs_per_s"] / row[den]["pairs_per_s"], 2)
         train_rows.append(row)
         print(json.dumps(row), flush=True)
     results["train"] = train_rows
@@ -205,21 +317,14 @@ def main() -> None:
             results[summary] = round(statistics.median(r[key] for r in train_rows), 2)
 
     variant_rows = []
-    for name, variant in {
-        "none": dict(decoder="none"),
-        "bahdanau": dict(decoder="bahdanau", score="concat"),
-        "luong-dot": dict(decoder="luong", score="dot"),
-        "luong-general": LUONG_GENERAL,
-        "luong-concat": dict(decoder="luong", score="concat"),
-        "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p", window=4),
-    }.items():
-        row = {"variant": name}
-        for key, prec in (("default", precision), ("fp32", "fp32")):
-            torch.manual_seed(0)
-            row[key] = train_throughput(examples, 64, ours_step(_ours(variant, V_src, V_tgt), prec), nbatches)
-        variant_rows.append(row)
-        print(json.dumps(variant_rows[-1]), flush=True)
-    results["train_variants_batch64"] = variant_rows
+    for name in VARIANTS:
+        for bs in BATCH_SIZES:
+            row = {"variant": name, "batch_size": bs}
+            for key, prec in (("default", precision), ("fp32", "fp32")):
+                row[key] = measure("ours", name, prec, bs)
+            variant_rows.append(row)
+            print(json.dumps(variant_rows[-1]), flush=True)
+    results["train_variants"] = variant_rows
 
     # decoding: one sentence with its attention matrix, and the 1,000-sentence test set
     sentence = "我喜欢自然语言处理"
@@ -251,7 +356,7 @@ def main() -> None:
     results["test_set_decoding"] = {"sentences": len(test_sources), "ours_greedy_s": round(ours_greedy_s, 2),
                                     "ours_beam5_s": round(ours_beam_s, 2), "reference_greedy_s": round(ref_greedy_s, 2),
                                     "speedup_greedy": round(ref_greedy_s / ours_greedy_s, 2)}
-    if with_joey:
+    if "joey" in systems:
         # Joey's own batched search on the same test set, batches of 64 sorted as Joey sorts them. Its
         # untrained weights never emit </s>, so each batch runs exactly as many steps as our trained model
         # needed for that batch: the same work, step for step.
@@ -325,11 +430,22 @@ def markdown(r: dict) -> str:
             f"{row[k]}×" if k in row else "—"
             for k in ("speedup", "speedup_fp32", "speedup_vs_joey", "speedup_fp32_vs_joey", "speedup_vs_joey_bf16"))
             + " |")
-    lines += ["", "## Training throughput per variant (batch 64)", "",
-              f"| variant | pairs/s ({prec}) | tgt tokens/s ({prec}) | pairs/s (fp32) | tgt tokens/s (fp32) |",
-              "|---|---|---|---|---|"]
-    lines += [f"| {v['variant']} | {v['default']['pairs_per_s']} | {v['default']['tgt_tokens_per_s']} | "
-              f"{v['fp32']['pairs_per_s']} | {v['fp32']['tgt_tokens_per_s']} |" for v in r["train_variants_batch64"]]
+    lines += ["", "Peak memory of training above the built model, MB: gradients, Adam state, activations kept for the "
+              "backward pass and workspace — the rise of the resident-size high-water mark over one pass of the same "
+              "batches, each configuration in a fresh process:", "",
+              f"| batch | ours ({prec}) | ours (fp32) | reference | Joey NMT | Joey NMT + bf16 autocast |",
+              "|---|---|---|---|---|---|"]
+    for row in r["train"]:
+        lines.append(f"| {row['batch_size']} | " + " | ".join(
+            str(row[k].get("peak_mb", "—")) if k in row else "—"
+            for k in ("ours", "ours_fp32", "reference", "joey", "joey_bf16")) + " |")
+    lines += ["", "## Training throughput and peak memory per variant", "",
+              f"| variant | batch | pairs/s ({prec}) | tgt tokens/s ({prec}) | peak MB ({prec}) | pairs/s (fp32) "
+              "| tgt tokens/s (fp32) | peak MB (fp32) |",
+              "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {v['variant']} | {v['batch_size']} | {v['default']['pairs_per_s']} | "
+              f"{v['default']['tgt_tokens_per_s']} | {v['default'].get('peak_mb', '—')} | {v['fp32']['pairs_per_s']} | "
+              f"{v['fp32']['tgt_tokens_per_s']} | {v['fp32'].get('peak_mb', '—')} |" for v in r["train_variants"]]
     lat, dec = r["latency"], r["test_set_decoding"]
     lines += [
         "", "## Decoding", "",
