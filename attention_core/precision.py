@@ -21,6 +21,8 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16", "fp16")
@@ -60,3 +62,13 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     if precision == "fp16" and device.type != "cuda":
         raise ValueError(f"fp16 mixed precision needs a CUDA device (training on {device}); use bf16 or fp32")
     return precision
+
+
+def autocast(device_type: str, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
+    """``torch.autocast`` to ``dtype`` on ``device_type``, or a no-op for ``None`` (float32).
+
+    Args:
+        device_type: ``"cpu"`` or ``"cuda"``.
+        dtype: An entry of [`AMP_DTYPES`][attention_core.precision.AMP_DTYPES].
+    """
+    return torch.autocast(device_type, dtype=dtype) if dtype is not None else contextlib.nullcontext()

@@ -6,7 +6,6 @@ the corpus trainer, the tests and the app's live-training tab all call it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
@@ -30,7 +29,7 @@ from attention_core.data import Splits, Task, bucketed_batches, encode_pairs, le
 from attention_core.hub import atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
 from attention_core.pipeline import Translator
-from attention_core.precision import AMP_DTYPES, PRECISIONS, resolve_precision
+from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.vocab import Vocab
 
@@ -110,8 +109,7 @@ def train_step(
     cfg = getattr(model, "module", model).cfg  # unwrap DistributedDataParallel
     optimizer.zero_grad(set_to_none=True)
     device_type = batch.src.device.type
-    amp = torch.autocast(device_type, dtype=amp_dtype) if amp_dtype is not None else contextlib.nullcontext()
-    with amp:
+    with autocast(device_type, amp_dtype):
         real = batch.tgt_out != cfg.pad_id  # (B, T)
         logits, _ = model(
             batch.src,

@@ -8,7 +8,6 @@ our batches with the special ids swapped into Joey's order (``<unk>`` 0, ``<pad>
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from types import SimpleNamespace
 
@@ -16,6 +15,7 @@ import torch
 from torch import Tensor
 
 from attention_core.batch import Batch
+from attention_core.precision import autocast
 from attention_core.vocab import Vocab
 
 logging.getLogger("joeynmt").setLevel(logging.ERROR)
@@ -78,8 +78,7 @@ def train_step(model, batch: Batch, optimizer: torch.optim.Optimizer, amp_dtype:
     src_mask = (src != 1).unsqueeze(1)
     trg_mask = (trg != 1).unsqueeze(1)
     optimizer.zero_grad()
-    amp = torch.autocast("cpu", dtype=amp_dtype) if amp_dtype is not None else contextlib.nullcontext()
-    with amp:
+    with autocast("cpu", amp_dtype):
         loss, *_ = model(return_type="loss", src=src, trg=trg, trg_input=trg_in, src_mask=src_mask,
                          src_length=batch.src_lengths, trg_mask=trg_mask)
     loss = loss.float() / trg_mask.sum()

@@ -5,46 +5,48 @@ Usage::
     python benchmarks/precision_quality.py              # seed 1; writes results/precision_quality.{json,md}
     python benchmarks/precision_quality.py --seeds 1 2  # more seeds
 
-Each run is the ``attention-lab train`` command below (one torch thread, resumable: finished runs are
-skipped, an interrupted one continues), then ``attention-lab evaluate`` on the 1,000 test pairs, greedy
-and beam 5. Runs go to ``runs/quality/`` (not shipped); the summary goes to ``results/``.
+Each run trains with exactly the zoo's recipe (``attention_core.zoo.RECIPES`` and ``model_options``; only the
+seed and the precision change) on one torch thread, resumably (finished runs are skipped, an interrupted one
+continues), then is evaluated on the 1,000 test pairs, greedy and beam 5. Runs go to ``runs/quality/`` (not
+shipped); the summary goes to ``results/``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import torch
+
 ROOT = Path(__file__).resolve().parents[1]
-RECIPE = [  # the zoo's translation recipe (attention_core.zoo.RECIPES) with the luong-general variant
-    "--decoder", "luong", "--score", "general", "--hidden", "256", "--emb", "128", "--dropout", "0.3",
-    "--tie-embeddings", "--epochs", "12", "--batch-size", "64", "--lr", "1e-3", "--min-freq", "2",
-    "--patience", "3", "--label-smoothing", "0.1", "--max-len", "50",
-]
+sys.path.insert(0, str(ROOT))
+
+from attention_core.data import TASKS, load_splits  # noqa: E402
+from attention_core.evaluation import evaluate  # noqa: E402
+from attention_core.hub import atomic_write_text, load_folder  # noqa: E402
+from attention_core.training import fit  # noqa: E402
+from attention_core.zoo import RECIPES, model_options  # noqa: E402
+
+TASK, VARIANT = "translation", "luong-general"
 PRECISIONS = ("fp32", "bf16")
 
 
-def _cli(*args: str) -> None:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "attention_core.cli", *args], check=True, cwd=ROOT, env=env)
-
-
-def run(precision: str, seed: int, runs: Path, data: str) -> dict:
+def run(precision: str, seed: int, runs: Path, splits) -> dict:
     """Train (or resume, or skip) one run, evaluate it, and summarise it."""
     out = runs / f"{precision}-s{seed}"
-    _cli("train", "--task", "translation", "--data", data, "--out", str(out), *RECIPE, "--seed", str(seed),
-         "--precision", precision, "--quiet", *(["--resume"] if (out / "checkpoint.pt").exists() else []))
+    train_cfg = replace(RECIPES[TASK].train, seed=seed, precision=precision)
+    fit(TASKS[TASK], splits, out, model_options(TASK, VARIANT), train_cfg, resume=True, progress=False,
+        command=f"python benchmarks/precision_quality.py --seeds {seed}")
     tests = {}
     for beam in (1, 5):
-        report = runs / f"{precision}-s{seed}-test-beam{beam}.json"
-        if not report.exists():
-            _cli("evaluate", "--model", str(out), "--data", data, "--beam", str(beam), "--report", str(report))
-        tests[beam] = json.loads(report.read_text(encoding="utf-8"))
+        path = runs / f"{precision}-s{seed}-test-beam{beam}.json"
+        if not path.exists():
+            atomic_write_text(path, json.dumps(evaluate(load_folder(out), splits.test, beam), ensure_ascii=False))
+        tests[beam] = json.loads(path.read_text(encoding="utf-8"))
     history = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     return {
         "precision": precision,
@@ -64,7 +66,8 @@ def markdown(rows: list[dict]) -> str:
     """The summary table for the docs' benchmarks page."""
     lines = [
         "Command: `python benchmarks/precision_quality.py` (the zoo's translation/luong-general recipe, one torch "
-        "thread per run, two runs side by side on the 2-core CPU; test = the 1,000 test pairs).",
+        "thread per run; test = the 1,000 test pairs). Training times are each run's own wall-clock: they depend "
+        "on what else shared the CPU.",
         "",
         "| precision | seed | epochs | best dev BLEU | final train loss | test BLEU greedy | test BLEU beam 5 "
         "| test chrF beam 5 | training time (s) | median pairs/s |",
@@ -86,7 +89,9 @@ def main() -> None:
     p.add_argument("--runs", default=str(ROOT / "runs" / "quality"))
     p.add_argument("--out", default=str(ROOT / "results" / "precision_quality.json"))
     args = p.parse_args()
-    rows = [run(prec, seed, Path(args.runs), args.data) for seed in args.seeds for prec in PRECISIONS]
+    torch.set_num_threads(1)
+    splits = load_splits(TASK, args.data, extra=RECIPES[TASK].extra)
+    rows = [run(prec, seed, Path(args.runs), splits) for seed in args.seeds for prec in PRECISIONS]
     out = Path(args.out)
     out.write_text(json.dumps(rows, indent=2) + "\n")
     out.with_suffix(".md").write_text(markdown(rows), encoding="utf-8")
