@@ -16,6 +16,7 @@ from pathlib import Path
 
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES
+from attention_core.couplet import CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
@@ -53,6 +54,27 @@ def _add_decoding(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 … (default: CUDA if available)")
 
 
+def _add_couplet_rules(p: argparse.ArgumentParser) -> None:
+    default = CoupletRules()
+    p.add_argument("--no-mirror", action="store_true",
+                   help="couplets: do not mirror the 上联's repetition pattern (声声 ↔ 事事)")
+    p.add_argument("--allow-reuse", action="store_true", help="couplets: allow characters of the 上联 (重字)")
+    p.add_argument("--no-tone", action="store_true",
+                   help="couplets: do not force the last character's tone class opposite to the 上联's")
+    p.add_argument("--cliche-penalty", type=float, default=default.cliche_penalty, metavar="λ",
+                   help=f"couplets: penalty on over-frequent characters, 0 = off (default {default.cliche_penalty})")
+
+
+def _rules(args: argparse.Namespace) -> CoupletRules:
+    """The couplet rules chosen on the command line (``ValueError`` for a bad penalty)."""
+    return CoupletRules(
+        mirror=not args.no_mirror,
+        no_reuse=not args.allow_reuse,
+        tone=not args.no_tone,
+        cliche_penalty=args.cliche_penalty,
+    ).validate()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the command line)."""
     parser = argparse.ArgumentParser(prog="attention-lab", description=__doc__.splitlines()[0])
@@ -87,10 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="score a model on its test (or dev) split; write a JSON report")
     p.add_argument("--model", required=True, help="model folder or Hub repo id")
     p.add_argument("--data", default=DEFAULT_DATA)
-    p.add_argument("--split", choices=["test", "dev"], default="test")
+    p.add_argument("--split", choices=["test", "dev", "poetry-test"], default="test",
+                   help="poetry-test: couplet models only, the classical poetry-couplet/test set")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
     p.add_argument("--unconstrained", action="store_true", help="couplets: no decoding constraints")
-    p.add_argument("--no-repeat", action="store_true", help="couplets: never repeat the 上联's character")
+    _add_couplet_rules(p)
     p.add_argument("--report", default=None, help="write the JSON report here")
     _add_decoding(p)
 
@@ -104,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--show-attention", action="store_true", help="print the alignment matrix")
         if name == "couplet":
             p.add_argument("--unconstrained", action="store_true", help="no decoding constraints")
-            p.add_argument("--no-repeat", action="store_true", help="never repeat the 上联's character")
+            _add_couplet_rules(p)
         _add_decoding(p)
 
     p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
@@ -197,7 +220,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         seed = translator.meta.get("data", {}).get("seed", 1234)
         extra = translator.meta.get("data", {}).get("extra", [])
         splits = load_splits(translator.task.name, args.data, seed, extra)
-        pairs = getattr(splits, args.split)[: args.limit] if args.limit else getattr(splits, args.split)
+        sets = {**splits.evaluation_sets(), "dev": splits.dev}
+        if args.split not in sets:
+            raise InputError(f"--split {args.split} needs a couplet model and {args.data}/poetry-couplet/test")
+        pairs = sets[args.split][: args.limit] if args.limit else sets[args.split]
         report = evaluate(
             translator,
             pairs,
@@ -205,7 +231,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             False if args.unconstrained else None,
             args.window,
             args.hard,
-            args.no_repeat,
+            _rules(args),
         )
         report["model_path"] = str(args.model)
         report["split"] = args.split
@@ -229,7 +255,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
         extra = {}
         if args.command == "couplet":
-            extra = dict(constrained=not args.unconstrained, no_repeat=args.no_repeat)
+            extra = dict(constrained=not args.unconstrained, rules=_rules(args))
         outputs = translator.translate(
             texts, beam_size=args.beam, window=args.window, hard=args.hard, max_tokens=400, **extra
         )

@@ -14,7 +14,8 @@ Splits (saved with every model in ``data.json``):
   Chinese sentence and the groups shuffled with ``seed``; groups fill *test* (1,000 pairs), then
   *dev* (1,000 pairs), the rest is *train*. A Chinese sentence never appears in two splits.
 * **couplet**: *test* is the corpus' own test set; *dev* is 1,000 pairs drawn from train with
-  ``seed``; optional extra data (``poetry-couplet``) only joins *train*.
+  ``seed``; optional extra data (``poetry-couplet``) only joins *train*. ``poetry-couplet/test``
+  (classical register) is a second test set, ``extra_tests["poetry-test"]``, whenever it is present.
 """
 
 from __future__ import annotations
@@ -159,12 +160,18 @@ class Splits:
         dev: Development pairs (early stopping, learning-rate decay).
         test: Test pairs.
         info: The rule, seed, sources, sizes and skipped-line counts (saved as ``data.json``).
+        extra_tests: Further test sets by name (couplets: ``poetry-test``), never trained on.
     """
 
     train: list[tuple[str, str]]
     dev: list[tuple[str, str]]
     test: list[tuple[str, str]]
     info: dict = field(default_factory=dict)
+    extra_tests: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def evaluation_sets(self) -> dict[str, list[tuple[str, str]]]:
+        """Every set a model is scored on, by name: ``test`` first, then the extra test sets."""
+        return {"test": self.test, **self.extra_tests}
 
 
 def _sha256(path: str | Path) -> str:
@@ -232,16 +239,25 @@ def split_couplet(
         train += more.pairs
         skipped += more.skipped
         sources.append(more.path)
+    extra_tests = {}
+    if (data_dir / "poetry-couplet" / "test" / "in.txt").is_file():
+        extra_tests["poetry-test"] = read_couplets(data_dir / "poetry-couplet", "test").pairs
     info = {
         "task": "couplet",
-        "rule": "test = couplet/test; dev = seeded sample of couplet/train; train = the rest (+ extra)",
+        "rule": "test = couplet/test; dev = seeded sample of couplet/train; train = the rest (+ extra); "
+        "poetry-test = poetry-couplet/test",
         "seed": seed,
         "sources": [{"path": p, "sha256": _sha256(Path(p) / "in.txt")} for p in sources],
         "skipped_lines": skipped,
         "extra": list(extra),
-        "sizes": {"train": len(train), "dev": len(dev), "test": len(test_corpus.pairs)},
+        "sizes": {
+            "train": len(train),
+            "dev": len(dev),
+            "test": len(test_corpus.pairs),
+            **{name: len(pairs) for name, pairs in extra_tests.items()},
+        },
     }
-    return Splits(train, dev, test_corpus.pairs, info)
+    return Splits(train, dev, test_corpus.pairs, info, extra_tests)
 
 
 def load_splits(task: str, data_dir: str | Path, seed: int = 1234, extra: Sequence[str] = ()) -> Splits:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from attention_core.couplet import CoupletRules
 from attention_core.metrics import (
     attention_entropy,
     bleu,
     bleu_by_length,
     chrf,
+    couplet_corpus_metrics,
     couplet_metrics,
     diagonality,
 )
@@ -24,14 +26,18 @@ def evaluate(
     constrained: bool | None = None,
     window: WindowArg = "config",
     hard: bool = False,
-    no_repeat: bool = False,
+    rules: CoupletRules | None = None,
     examples: int = 5,
 ) -> dict:
     """Decode the sources of ``pairs`` and score them against the targets.
 
     Translation is scored like the peers: detokenised output, lower-cased, sacrebleu BLEU (13a)
-    and chrF. Couplets are scored per character (sacrebleu ``char``), plus the reference-free
-    couplet rules. Every report also has alignment statistics (entropy, diagonality).
+    and chrF. Couplets are scored per character (sacrebleu ``char``), plus the rules a reader checks
+    ([`couplet_metrics`][attention_core.metrics.couplet_metrics] and
+    [`couplet_corpus_metrics`][attention_core.metrics.couplet_corpus_metrics]), computed on the
+    human references too (``couplet_reference``: the ceiling). Every report also has alignment
+    statistics (entropy, diagonality) and all outputs in order (``outputs``, for paired
+    significance tests).
 
     Args:
         translator: The model to evaluate.
@@ -40,13 +46,15 @@ def evaluate(
         constrained: Couplet constraints (default: the task's default).
         window: Decode-time window override.
         hard: Hard attention at decode time.
-        no_repeat: Couplet constraint: no character repeated from the 上联 at the same position.
+        rules: With couplet constraints, the reader's rules (default: all on).
         examples: How many outputs to include verbatim.
 
     Returns:
         The report as a JSON-ready dict.
     """
     task = translator.task
+    constrained = task.constrained if constrained is None else constrained
+    rules = (rules or CoupletRules()) if constrained and task.name == "couplet" else None
     started = time.perf_counter()
     outputs = translator.translate(
         [s for s, _ in pairs],
@@ -54,7 +62,7 @@ def evaluate(
         window=window,
         hard=hard,
         constrained=constrained,
-        no_repeat=no_repeat,
+        rules=rules,
     )
     seconds = time.perf_counter() - started
     hyps = [o.text for o in outputs]
@@ -65,10 +73,10 @@ def evaluate(
         "model": translator.model.cfg.to_dict(),
         "decoding": {
             "beam_size": beam_size,
-            "constrained": task.constrained if constrained is None else constrained,
+            "constrained": constrained,
+            "rules": rules.to_dict() if rules else None,
             "window": window,
             "hard": hard,
-            "no_repeat": no_repeat,
         },
         "n": len(pairs),
         "bleu": bleu(hyps, refs, task.bleu_tokenize, lowercase=True),
@@ -78,12 +86,23 @@ def evaluate(
         "scoring": f"sacrebleu {task.bleu_tokenize}, lowercased, detokenised output",
     }
     if task.name == "couplet":
-        report["couplet"] = couplet_metrics([o.source_tokens for o in outputs], [o.tokens for o in outputs])
+        sources = [[u or tok for u, tok in zip(o.unknown, o.source_tokens)] for o in outputs]  # raw characters
+        ref_tokens = [task.tokenize_tgt(r) for r in refs]
+        out_tokens = [o.tokens for o in outputs]
+        report["couplet"] = {
+            **couplet_metrics(sources, out_tokens),
+            **couplet_corpus_metrics(out_tokens, ref_tokens),
+        }
+        report["couplet_reference"] = {
+            **couplet_metrics(sources, ref_tokens),
+            **couplet_corpus_metrics(ref_tokens, ref_tokens),
+        }
     if translator.model.has_attention:
         report["alignment"] = {
             "entropy": sum(attention_entropy(o.weights) for o in outputs) / max(1, len(outputs)),
             "diagonality": sum(diagonality(o.weights) for o in outputs) / max(1, len(outputs)),
         }
+    report["outputs"] = hyps
     report["examples"] = [
         {"source": s, "reference": r, "output": h} for (s, r), h in list(zip(pairs, hyps))[:examples]
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import sacrebleu
@@ -10,7 +11,7 @@ from pypinyin import Style, pinyin
 from sacrebleu.metrics import CHRF
 from torch import Tensor
 
-from attention_core.vocab import is_punctuation
+from attention_core.vocab import UNK, is_punctuation
 
 
 def bleu(
@@ -32,6 +33,66 @@ def bleu(
     return sacrebleu.corpus_bleu(
         list(hypotheses), [list(references)], tokenize=tokenize, lowercase=lowercase
     ).score
+
+
+def paired_bootstrap(
+    hypotheses_a: Sequence[str],
+    hypotheses_b: Sequence[str],
+    references: Sequence[str],
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    samples: int = 1000,
+    seed: int = 12345,
+) -> dict[str, float]:
+    """Paired bootstrap resampling of corpus BLEU (Koehn 2004): is system A better than B?
+
+    The test set is resampled with replacement ``samples`` times; both systems are scored on the
+    same resampled sentences (from sacrebleu's per-sentence n-gram statistics), so the difference
+    keeps the pairing.
+
+    Args:
+        hypotheses_a: Outputs of system A.
+        hypotheses_b: Outputs of system B, aligned with A's.
+        references: One reference per sentence.
+        tokenize: sacrebleu tokeniser.
+        lowercase: Case-insensitive scoring.
+        samples: Bootstrap samples.
+        seed: Seed of the resampling.
+
+    Returns:
+        ``delta`` (BLEU A − B on the full set), its 95 % interval ``low``–``high`` (2.5th and
+        97.5th percentiles), and ``p_not_better``: the share of samples where A does not beat B.
+
+    Examples:
+        >>> refs = ["春风送暖", "秋雨连绵", "山高水长", "月明星稀"] * 5
+        >>> r = paired_bootstrap(refs, ["春雨送寒", "秋风连天", "山低水短", "日落星稀"] * 5, refs, "char")
+        >>> r["low"] > 0, r["p_not_better"]
+        (True, 0.0)
+    """
+    import numpy as np
+
+    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+    refs = [list(references)]
+    stats_a = np.array(metric._extract_corpus_statistics(list(hypotheses_a), refs), dtype=np.int64)  # (N, 2+4n)
+    stats_b = np.array(metric._extract_corpus_statistics(list(hypotheses_b), refs), dtype=np.int64)
+
+    def score(stats: np.ndarray) -> float:
+        return metric._compute_score_from_stats(stats.tolist()).score
+
+    n = len(references)
+    rng = np.random.default_rng(seed)
+    deltas = np.empty(samples)
+    for i in range(samples):
+        index = rng.integers(0, n, n)
+        deltas[i] = score(stats_a[index].sum(0)) - score(stats_b[index].sum(0))
+    low, high = np.percentile(deltas, [2.5, 97.5])
+    return {
+        "delta": score(stats_a.sum(0)) - score(stats_b.sum(0)),
+        "low": float(low),
+        "high": float(high),
+        "p_not_better": float((deltas <= 0).mean()),
+        "samples": samples,
+    }
 
 
 def chrf(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = False) -> float:
@@ -111,25 +172,49 @@ def repetition_pattern(chars: Sequence[str]) -> tuple[int, ...]:
     return tuple(first.setdefault(ch, i) for i, ch in enumerate(chars))
 
 
+def _no_extra_repetition(src: Sequence[str], out: Sequence[str]) -> bool:
+    """Whether every character the 下联 repeats stands where the 上联 repeats one too."""
+    pattern_src, pattern_out = repetition_pattern(src), repetition_pattern(out)
+    return all(
+        po == i or (i < len(pattern_src) and pattern_src[i] == po) for i, po in enumerate(pattern_out)
+    )
+
+
 def couplet_metrics(sources: Sequence[Sequence[str]], outputs: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Reference-free rules of a good 下联, as shares of outputs in [0, 1].
+    """Rules a reader checks in a 下联, as shares of outputs in [0, 1].
+
+    Each is reference-free except ``distinct_ratio`` (see
+    [`couplet_corpus_metrics`][attention_core.metrics.couplet_corpus_metrics]); compute them on the
+    human 下联s too (pass the references as ``outputs``) for the ceiling.
 
     * ``length_match`` — same number of characters as the 上联;
     * ``punctuation_aligned`` — punctuation exactly where the 上联 has it (and the same marks);
-    * ``tone_opposition`` — the last characters have opposite tones (平 vs 仄), among couplets whose
-      both last characters have a known tone;
+    * ``tone_opposition`` — the last characters have opposite tone classes (平 vs 仄), among couplets
+      whose both last characters have a known tone;
+    * ``tone_opposition_after_level`` — the same, only for 上联s that end on 平: a model that ends
+      every line on 平 out of habit scores high on ``tone_opposition`` (most 上联s end on 仄) and
+      near 0 here;
     * ``ends_level`` — the 下联 ends on a level tone (平), the classical rule;
-    * ``repetition_mirrored`` — repeated characters mirror each other (声声 ↔ 事事), i.e. equal
-      repetition patterns, among couplets whose 上联 repeats a character.
+    * ``repetition_mirrored`` — among 上联s that repeat a character, the share whose 下联 has the
+      same repetition pattern (声声 ↔ 事事);
+    * ``no_extra_repetition`` — the 下联 repeats a character only where the 上联 repeats one;
+    * ``no_reuse`` — no character of the 上联 appears in the 下联 (no 重字);
+    * ``no_unk`` — no ``<unk>`` in the 下联.
 
     Args:
-        sources: 上联s as character lists.
+        sources: 上联s as character lists (the raw characters, not ``<unk>``).
         outputs: 下联s as character lists.
+
+    Examples:
+        >>> m = couplet_metrics([list("声声慢"), list("天高")], [list("事事休"), list("地厚")])
+        >>> m["repetition_mirrored"], m["no_reuse"], m["tone_opposition"]
+        (1.0, 1.0, 1.0)
     """
     n = len(sources)
     if n == 0:
         return {}
     length = punct = tone_total = tone_ok = ends_total = ends_ok = rep_total = rep_ok = 0
+    level_total = level_ok = extra_ok = reuse_ok = unk_ok = 0
     for src, out in zip(sources, outputs):
         length += len(src) == len(out)
         punct += len(src) == len(out) and all(
@@ -139,19 +224,57 @@ def couplet_metrics(sources: Sequence[Sequence[str]], outputs: Sequence[Sequence
         if a and b:
             tone_total += 1
             tone_ok += a != b
+            if a == "平":
+                level_total += 1
+                level_ok += b == "仄"
         if b:
             ends_total += 1
             ends_ok += b == "平"
         if len(set(src)) < len(src):
             rep_total += 1
             rep_ok += repetition_pattern(src) == repetition_pattern(out)
+        extra_ok += _no_extra_repetition(src, out)
+        reuse_ok += not ({ch for ch in src if not is_punctuation(ch)} & set(out))
+        unk_ok += UNK not in out
     return {
         "length_match": length / n,
         "punctuation_aligned": punct / n,
         "tone_opposition": tone_ok / tone_total if tone_total else math.nan,
+        "tone_opposition_after_level": level_ok / level_total if level_total else math.nan,
         "ends_level": ends_ok / ends_total if ends_total else math.nan,
         "repetition_mirrored": rep_ok / rep_total if rep_total else math.nan,
         "repetition_cases": rep_total,
+        "no_extra_repetition": extra_ok / n,
+        "no_reuse": reuse_ok / n,
+        "no_unk": unk_ok / n,
+    }
+
+
+def couplet_corpus_metrics(outputs: Sequence[Sequence[str]], references: Sequence[Sequence[str]]) -> dict:
+    """Cliché collapse over a whole test set: how much the outputs lean on a few characters.
+
+    * ``top_char`` and ``top_char_share`` — the character found in the most outputs, and the share
+      of outputs that contain it (human 下联s: 3–15 %);
+    * ``distinct_ratio`` — distinct characters used by the outputs ÷ distinct characters used by
+      the references (1.0 for the references themselves).
+
+    Args:
+        outputs: 下联s as character lists.
+        references: The human 下联s, as character lists.
+
+    Examples:
+        >>> m = couplet_corpus_metrics([list("春风"), list("春雨")], [list("秋风"), list("夏雨")])
+        >>> m["top_char"], m["top_char_share"], m["distinct_ratio"]
+        ('春', 1.0, 0.75)
+    """
+    docs = Counter(ch for out in outputs for ch in set(out) if not is_punctuation(ch))
+    top, count = min(docs.items(), key=lambda kv: (-kv[1], kv[0])) if docs else ("", 0)
+    used = {ch for out in outputs for ch in out if not is_punctuation(ch)}
+    ref_used = {ch for ref in references for ch in ref if not is_punctuation(ch)}
+    return {
+        "top_char": top,
+        "top_char_share": count / len(outputs) if outputs else math.nan,
+        "distinct_ratio": len(used) / len(ref_used) if ref_used else math.nan,
     }
 
 

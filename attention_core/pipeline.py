@@ -9,8 +9,9 @@ import torch
 from torch import Tensor
 
 from attention_core.batch import make_batch
+from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.data import Task
-from attention_core.search import CoupletConstraint, beam_search, greedy
+from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
 from attention_core.vocab import UNK, Vocab
 
@@ -94,7 +95,7 @@ class Translator:
         window: WindowArg = "config",
         hard: bool = False,
         constrained: bool | None = None,
-        no_repeat: bool = False,
+        rules: CoupletRules | None = None,
         batch_size: int = 64,
         max_tokens: int | None = None,
         max_len: int | None = None,
@@ -107,7 +108,8 @@ class Translator:
             window: ``"config"``, ``None`` (global) or a half-width ``D`` applied at decode time.
             hard: Hard (argmax) attention at decode time.
             constrained: Couplet constraints; default: on for the couplet task, off otherwise.
-            no_repeat: With constraints, never repeat the 上联's character at the same position.
+            rules: With constraints, the reader's rules to enforce (default
+                [`CoupletRules()`][attention_core.couplet.CoupletRules]: all on).
             batch_size: Sentences per batch.
             max_tokens: Reject inputs longer than this (``InputError``).
             max_len: Output length limit (default: ``search.default_max_len``).
@@ -129,7 +131,7 @@ class Translator:
             batch = make_batch([(self.src_vocab.encode(s), [0]) for s in sources]).to(self.device)
             constraint = None
             if constrained:
-                constraint = CoupletConstraint(sources, self.tgt_vocab, no_repeat, self.device)
+                constraint = CoupletConstraint(sources, self.tgt_vocab, rules, self.device)
             args = dict(max_len=max_len, window=window, hard=hard, constraint=constraint)
             if beam_size == 1:
                 hyps = greedy(self.model, batch.src, batch.src_lengths, **args)

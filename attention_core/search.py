@@ -1,14 +1,15 @@
-"""Greedy and beam search over one ``Seq2Seq.step``, and couplet constraints.
+"""Greedy and beam search over one ``Seq2Seq.step``.
 
 Both searches are batched, return one [`Hypothesis`][attention_core.search.Hypothesis] per input
 with the attention matrix of the chosen output, and accept an optional
-[`Constraint`][attention_core.search.Constraint] that masks the log-probabilities of each step.
-Beam size 1 is exactly greedy search (a test checks it).
+[`Constraint`][attention_core.search.Constraint] that masks the log-probabilities of each step
+given the prefix each row has generated (the couplet rules,
+[`CoupletConstraint`][attention_core.couplet.CoupletConstraint], are one). Beam size 1 is exactly
+greedy search (a test checks it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +17,6 @@ import torch
 from torch import Tensor
 
 from attention_core.seq2seq import Seq2Seq, WindowArg
-from attention_core.vocab import Vocab, is_punctuation
 
 
 @dataclass
@@ -41,87 +41,20 @@ class Hypothesis:
 
 
 class Constraint(Protocol):
-    """Masks disallowed tokens at each step (a log-probability of ``-inf``)."""
+    """Masks disallowed tokens at each step (a log-probability of ``-inf``), or rescores them."""
 
     def expand(self, index: Tensor) -> Constraint:
-        """Follow a reordering or repetition of the batch rows (e.g. into beams)."""
+        """The constraint for rows ``index`` of the batch (e.g. each sentence repeated into beams)."""
         ...
 
-    def apply(self, logprobs: Tensor, t: int) -> Tensor:
-        """Mask the log-probabilities ``(B, V)`` of output position ``t``."""
+    def apply(self, logprobs: Tensor, t: int, prefix: Tensor) -> Tensor:
+        """Mask the log-probabilities ``(B, V)`` of output position ``t``.
+
+        ``prefix`` ``(B, t)`` holds the tokens each row has generated so far; beam search passes
+        the prefixes of the beams as they stand after reordering, so a rule that depends on earlier
+        output (a mirrored repetition) follows its beam.
+        """
         ...
-
-
-class CoupletConstraint:
-    """Rules of a 下联 given its 上联, enforced while decoding.
-
-    * the 下联 has exactly the 上联's length (``<eos>`` forbidden before, forced after);
-    * punctuation stands where the 上联 has it, and only there (the same mark when the target
-      vocabulary has it);
-    * never ``<unk>``;
-    * optionally (``no_repeat``) never the 上联's character at the same position.
-
-    Args:
-        sources: The 上联s as lists of characters, one per batch row.
-        vocab: The target vocabulary.
-        no_repeat: Forbid copying the 上联's character at the same position.
-        device: Device of the log-probabilities.
-    """
-
-    def __init__(
-        self,
-        sources: Sequence[Sequence[str]],
-        vocab: Vocab,
-        no_repeat: bool = False,
-        device: torch.device | str = "cpu",
-    ) -> None:
-        B, S = len(sources), max((len(s) for s in sources), default=0)
-        V = len(vocab)
-        self.lengths = torch.tensor([len(s) for s in sources], device=device)
-        self.punct = torch.zeros(B, S + 1, dtype=torch.bool, device=device)  # position holds punctuation
-        self.forced = torch.full((B, S + 1), -1, dtype=torch.long, device=device)
-        self.same = torch.full((B, S + 1), -1, dtype=torch.long, device=device)
-        for b, src in enumerate(sources):
-            for i, ch in enumerate(src):
-                if is_punctuation(ch):
-                    self.punct[b, i] = True
-                    self.forced[b, i] = vocab.stoi.get(ch, -1)
-                elif no_repeat and ch in vocab:
-                    self.same[b, i] = vocab.stoi[ch]
-        punct_ids = [i for i, tok in enumerate(vocab.itos) if is_punctuation(tok)]
-        self.punct_vocab = torch.zeros(V, dtype=torch.bool, device=device)
-        self.punct_vocab[punct_ids] = True
-        self.word_vocab = ~self.punct_vocab
-        self.word_vocab[[vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id]] = False
-        self.eos_id = vocab.eos_id
-
-    def expand(self, index: Tensor) -> CoupletConstraint:  # noqa: D102
-        new = object.__new__(CoupletConstraint)
-        new.__dict__.update(self.__dict__)
-        for name in ("lengths", "punct", "forced", "same"):
-            setattr(new, name, getattr(self, name).index_select(0, index))
-        return new
-
-    def apply(self, logprobs: Tensor, t: int) -> Tensor:  # noqa: D102
-        B, V = logprobs.shape
-        col = min(t, self.punct.size(1) - 1)
-        punct, forced, same = self.punct[:, col], self.forced[:, col], self.same[:, col]  # (B,)
-        allowed = torch.where(punct.unsqueeze(1), self.punct_vocab, self.word_vocab)  # (B, V)
-        rows = torch.arange(B, device=logprobs.device)
-        has_forced = forced >= 0
-        if has_forced.any():
-            only = torch.zeros_like(allowed)
-            only[rows[has_forced], forced[has_forced]] = True
-            allowed = torch.where(has_forced.unsqueeze(1), only, allowed)
-        repeat = same >= 0
-        if repeat.any():
-            allowed = allowed.clone()
-            allowed[rows[repeat], same[repeat]] = False
-        ended = t >= self.lengths  # (B,)
-        eos_only = torch.zeros_like(allowed)
-        eos_only[:, self.eos_id] = True
-        allowed = torch.where(ended.unsqueeze(1), eos_only, allowed)
-        return logprobs.masked_fill(~allowed, float("-inf"))
 
 
 def default_max_len(model: Seq2Seq, src_lengths: Tensor) -> int:
@@ -129,11 +62,14 @@ def default_max_len(model: Seq2Seq, src_lengths: Tensor) -> int:
     return int(src_lengths.max().item() * max(1.0, model.cfg.length_ratio) * 2) + 10
 
 
-def _logprobs(model: Seq2Seq, logits: Tensor, constraint: Constraint | None, t: int) -> Tensor:
-    """Log-probabilities of one step: ``<pad>`` and ``<bos>`` are never generated; constraints apply."""
+def _logprobs(model: Seq2Seq, logits: Tensor, constraint: Constraint | None, t: int, prefix: Tensor) -> Tensor:
+    """Log-probabilities of one step: ``<pad>`` and ``<bos>`` are never generated; constraints apply.
+
+    ``prefix`` ``(B, t)`` holds the tokens generated so far (read only by a constraint).
+    """
     logprobs = torch.log_softmax(logits.float(), dim=-1)  # (B, V)
     logprobs[:, [model.cfg.pad_id, model.cfg.bos_id]] = float("-inf")
-    return logprobs if constraint is None else constraint.apply(logprobs, t)
+    return logprobs if constraint is None else constraint.apply(logprobs, t, prefix)
 
 
 def _hypothesis(
@@ -186,7 +122,8 @@ def greedy(
     tokens, weights, centres = [], [], []
     for t in range(max_len):
         step = model.step(y, state, memory, t, window, hard)
-        logprobs = _logprobs(model, step.logits, constraint, t)  # (B, V)
+        prefix = torch.stack(tokens, 1) if constraint is not None and tokens else y.new_empty(B, 0)  # (B, t)
+        logprobs = _logprobs(model, step.logits, constraint, t, prefix)  # (B, V)
         best, y = logprobs.max(dim=-1)
         score += best.masked_fill(done, 0.0)
         state = step.state
@@ -263,7 +200,7 @@ def beam_search(
     offsets = (torch.arange(B, device=device) * K).unsqueeze(1)  # (B, 1)
     for t in range(max_len):
         step = model.step(y, state, memory, t, window, hard)
-        logprobs = _logprobs(model, step.logits, constraint, t)  # (B*K, V)
+        logprobs = _logprobs(model, step.logits, constraint, t, tokens)  # (B*K, V)
         V = logprobs.size(-1)
         candidates = (beam_scores.unsqueeze(1) + logprobs).view(B, K * V)
         top_scores, top_index = candidates.topk(K, dim=1)  # (B, K)

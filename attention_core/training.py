@@ -224,6 +224,30 @@ def evaluate_bleu(translator: Translator, pairs: Sequence[tuple[str, str]], beam
     return bleu([o.text for o in outputs], [t for _, t in pairs], task.bleu_tokenize, lowercase=True)
 
 
+def build_vocabs(
+    task: Task, train_pairs: Sequence[tuple[str, str]], min_freq: int, shared: bool
+) -> tuple[Vocab, Vocab]:
+    """The source and target vocabularies of a training split (with their token counts).
+
+    Args:
+        task: The task (its tokenisers).
+        train_pairs: Training text pairs.
+        min_freq: Minimum count to enter a vocabulary.
+        shared: One vocabulary for both sides (couplets), counted over both.
+
+    Returns:
+        ``(src_vocab, tgt_vocab)``; the same object twice when ``shared``.
+    """
+    if shared:
+        both = (tok for s, t in train_pairs for tok in (task.tokenize_src(s), task.tokenize_tgt(t)))
+        vocab = Vocab.build(both, min_freq)
+        return vocab, vocab
+    return (
+        Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), min_freq),
+        Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), min_freq),
+    )
+
+
 def fit(
     task: Task,
     splits: Splits,
@@ -274,12 +298,8 @@ def fit(
 
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
-    if model_options.get("share_embeddings"):  # one vocabulary for both sides (couplets)
-        both = (tok for s, t in train_pairs for tok in (task.tokenize_src(s), task.tokenize_tgt(t)))
-        src_vocab = tgt_vocab = Vocab.build(both, train_cfg.min_freq)
-    else:
-        src_vocab = Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), train_cfg.min_freq)
-        tgt_vocab = Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), train_cfg.min_freq)
+    src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
+                                        bool(model_options.get("share_embeddings")))
     examples = encode_pairs(train_pairs, task, src_vocab, tgt_vocab, train_cfg.max_len)
     if not examples:
         raise TrainError("no training pairs left after tokenisation and length filtering")

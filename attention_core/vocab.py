@@ -24,6 +24,9 @@ class Vocab:
     Args:
         tokens: Regular tokens in id order (specials are prepended and must not be included).
         min_freq: The minimum frequency used to build it (recorded for reproducibility).
+        counts: How often each token (specials included, as 0) was seen when the vocabulary was
+            built, aligned with the ids; ``None`` if unknown. Couplet decoding's cliché penalty
+            reads them.
 
     Examples:
         >>> v = Vocab.build([["a", "b", "a"], ["c"]], min_freq=1)
@@ -33,12 +36,19 @@ class Vocab:
         ['a', 'c']
     """
 
-    def __init__(self, tokens: Sequence[str], min_freq: int = 1) -> None:
+    def __init__(self, tokens: Sequence[str], min_freq: int = 1, counts: Sequence[int] | None = None) -> None:
         self.itos: list[str] = list(SPECIALS) + [t for t in tokens if t not in SPECIALS]
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
         self.min_freq = min_freq
         if len(self.stoi) != len(self.itos):
             raise ValueError("vocabulary tokens must be unique")
+        if counts is not None:
+            counts = list(counts)
+            if len(counts) != len(self.itos) or not all(type(c) is int and c >= 0 for c in counts):
+                raise ValueError(
+                    f"vocabulary counts must be {len(self.itos)} non-negative integers, one per token"
+                )
+        self.counts: list[int] | None = counts
 
     pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
 
@@ -58,7 +68,8 @@ class Vocab:
         """
         counts = Counter(tok for sent in sentences for tok in sent)
         kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
-        return cls(kept[:max_size] if max_size else kept, min_freq)
+        kept = kept[:max_size] if max_size else kept
+        return cls(kept, min_freq, [0] * len(SPECIALS) + [counts[t] for t in kept])
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -82,8 +93,10 @@ class Vocab:
         return out
 
     def save(self, path: str | Path) -> None:
-        """Write the vocabulary as JSON (``{"min_freq": ..., "tokens": [...]}``)."""
-        data = {"min_freq": self.min_freq, "tokens": self.itos}
+        """Write the vocabulary as JSON (``{"min_freq": ..., "tokens": [...], "counts": [...]}``)."""
+        data: dict = {"min_freq": self.min_freq, "tokens": self.itos}
+        if self.counts is not None:
+            data["counts"] = self.counts
         Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=0), encoding="utf-8")
 
     @classmethod
@@ -97,4 +110,4 @@ class Vocab:
         tokens = data.get("tokens") if isinstance(data, dict) else None
         if not isinstance(tokens, list) or tuple(tokens[:4]) != SPECIALS:
             raise ValueError(f"{path}: not an Attention Lab vocabulary (specials {SPECIALS} first)")
-        return cls(tokens[4:], int(data.get("min_freq", 1)))
+        return cls(tokens[4:], int(data.get("min_freq", 1)), data.get("counts"))

@@ -20,7 +20,8 @@ from pathlib import Path
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
 from attention_core.hub import atomic_write_text, load_folder, save_pretrained
-from attention_core.training import TrainConfig, fit
+from attention_core.pipeline import Translator
+from attention_core.training import TrainConfig, build_vocabs, fit
 
 VARIANTS: dict[str, dict] = {
     "none": dict(decoder="none"),
@@ -62,9 +63,10 @@ RECIPES: dict[str, TaskRecipe] = {
     "couplet": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
         train=TrainConfig(
-            epochs=5, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40
+            epochs=2, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40
         ),
         window=2,
+        extra=["poetry-couplet"],
     ),
 }
 """The recipe of each task."""
@@ -86,7 +88,8 @@ ZOO_ORDER: list[tuple[str, str]] = [
 LICENSES = {
     "translation": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
     "couplet": "couplet test set MIT (v-zich/couplet-clean-dataset); training subset of the wb14123 corpus "
-    "(no license file; research and teaching use)",
+    "(no license file; research and teaching use); poetry-couplet (颔联/颈联 of Tang and Song regulated verse, "
+    "derived from chinese-poetry, MIT)",
 }
 
 
@@ -105,7 +108,7 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
     cfg, meta = translator.model.cfg, translator.meta
     params = sum(p.numel() for p in translator.model.parameters())
     rows = "\n".join(
-        f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} |" for name, r in sorted(reports.items())
+        f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} |" for name, r in reports.items()
     )
     language = "zh\n- en" if task == "translation" else "zh"
     return f"""---
@@ -140,7 +143,7 @@ Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
 ## Test metrics (measured)
 Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
 
-| decoding | pairs | BLEU | chrF |
+| test set: decoding | pairs | BLEU | chrF |
 |---|---|---|---|
 {rows}
 
@@ -192,6 +195,19 @@ def claim(run_dir: Path) -> Iterator[bool]:
     yield False
 
 
+def add_counts(translator: Translator, splits: Splits, train_cfg: TrainConfig, options: dict) -> None:
+    """Give a trained model's vocabularies their token counts, recounted from its training split.
+
+    Raises:
+        ValueError: If the recount does not rebuild exactly the model's vocabularies.
+    """
+    train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
+    src, tgt = build_vocabs(translator.task, train_pairs, train_cfg.min_freq, bool(options.get("share_embeddings")))
+    if src.itos != translator.src_vocab.itos or tgt.itos != translator.tgt_vocab.itos:
+        raise ValueError("the training split does not rebuild this model's vocabularies; cannot add counts")
+    translator.src_vocab.counts, translator.tgt_vocab.counts = src.counts, tgt.counts
+
+
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
               device: str | None = None, progress: bool = True, precision: str = "auto") -> None:
     """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``)."""
@@ -205,18 +221,23 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}), flush=True)
     fit(TASKS[task], splits, run_dir, options, train_cfg, resume=True, device=device, progress=progress,
         command=command)
-    save_pretrained(load_folder(run_dir), model_dir, half=True)
+    trained = load_folder(run_dir)
+    if trained.tgt_vocab.counts is None:  # a run from before vocabularies kept their counts
+        add_counts(trained, splits, train_cfg, options)
+    save_pretrained(trained, model_dir, half=True)
     translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
     reports = {}
-    for label, beam in (("greedy", 1), ("beam5", 5)):
-        for constrained in [True, False] if task == "couplet" else [None]:
-            suffix = "" if constrained in (None, True) else "-unconstrained"
-            path = results / "eval" / f"{task}--{variant}--{label}{suffix}.json"
-            if not path.exists():
-                report = evaluate(translator, splits.test, beam, constrained)
-                report.update(model_path=str(model_dir), split="test")
-                atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
-            reports[label + suffix] = json.loads(path.read_text(encoding="utf-8"))
+    for set_name, pairs in splits.evaluation_sets().items():
+        stem = task if set_name == "test" else f"{task}-{set_name}"
+        for label, beam in (("greedy", 1), ("beam5", 5)):
+            for constrained in [True, False] if task == "couplet" else [None]:
+                suffix = "" if constrained in (None, True) else "-unconstrained"
+                path = results / "eval" / f"{stem}--{variant}--{label}{suffix}.json"
+                if not path.exists():
+                    report = evaluate(translator, pairs, beam, constrained)
+                    report.update(model_path=str(model_dir), split=set_name)
+                    atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
+                reports[f"{set_name}: {label}{suffix}"] = json.loads(path.read_text(encoding="utf-8"))
     atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
     bleus = {k: round(r["bleu"], 2) for k, r in reports.items()}
     print(json.dumps({"event": "zoo-done", "model": name, **bleus}), flush=True)

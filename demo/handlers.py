@@ -16,6 +16,7 @@ import gradio as gr
 import plotly.graph_objects as go
 import torch
 
+from attention_core.couplet import CoupletRules
 from attention_core.pipeline import InputError, Output
 from demo.models import VARIANT_LABELS, ModelRegistry
 from demo.plots import alignment_figure, message_figure, step_figure
@@ -38,8 +39,11 @@ class Settings:
         window: ``default``, ``global`` or ``"1"`` … ``"10"``.
         hard: Hard (argmax) attention.
         beam_size: 1 = greedy.
-        constrained: Couplet constraints.
-        no_repeat: Couplet: never repeat the 上联's character at the same position.
+        constrained: Couplet constraints (length, punctuation, no ``<unk>``; the rules below).
+        mirror: Couplet rule: mirror the 上联's repetition pattern.
+        no_reuse: Couplet rule: no character of the 上联 (重字).
+        tone: Couplet rule: last character's tone opposite to the 上联's.
+        cliche_penalty: Couplet rule: penalty ``λ`` on over-frequent characters (0 = off).
     """
 
     variant: str
@@ -47,7 +51,18 @@ class Settings:
     hard: bool = False
     beam_size: int = 1
     constrained: bool = True
-    no_repeat: bool = False
+    mirror: bool = True
+    no_reuse: bool = True
+    tone: bool = True
+    cliche_penalty: float = CoupletRules().cliche_penalty
+
+    def rules(self) -> CoupletRules:
+        """The couplet rules these settings choose (``gr.Error`` for a bad penalty)."""
+        try:
+            return CoupletRules(bool(self.mirror), bool(self.no_reuse), bool(self.tone),
+                                float(self.cliche_penalty)).validate()
+        except (TypeError, ValueError) as err:
+            raise gr.Error(f"对联规则无效 / invalid couplet rule: {err}") from None
 
 
 @dataclass
@@ -98,6 +113,17 @@ def validate_text(task: str, text: str | None) -> str:
     return text
 
 
+def _rules_summary(settings: Settings) -> str:
+    """The couplet rules in force, in words."""
+    if not settings.constrained:
+        return "no constraints 无约束"
+    on = [name for name, flag in (("mirror 叠字对应", settings.mirror), ("no 重字", settings.no_reuse),
+                                  ("tone 平仄", settings.tone)) if flag]
+    if float(settings.cliche_penalty) > 0:
+        on.append(f"cliché penalty 俗套惩罚 λ={float(settings.cliche_penalty):g}")
+    return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")
+
+
 def _info(task: str, text: str, out: Output, settings: Settings, window: int | None | str,
           seconds: float, has_attention: bool) -> str:
     unknown = sorted({u for u in out.unknown if u})
@@ -106,7 +132,7 @@ def _info(task: str, text: str, out: Output, settings: Settings, window: int | N
         f"**{html.escape(VARIANT_LABELS.get(settings.variant, settings.variant))}** · "
         f"{'beam ' + str(settings.beam_size) if settings.beam_size > 1 else 'greedy 贪心'} · "
         f"{'hard 硬' if settings.hard else 'soft 软'} attention · window {html.escape(str(settings.window))}"
-        + (" · constraints 约束" if task == "couplet" and settings.constrained else ""),
+        + (" · " + _rules_summary(settings) if task == "couplet" else ""),
         f"normalised input 规范化输入: {html.escape(joiner.join(out.source_tokens))}",
         f"log p = {out.score:.2f} · {seconds * 1000:.0f} ms",
     ]
@@ -114,6 +140,8 @@ def _info(task: str, text: str, out: Output, settings: Settings, window: int | N
         lines.append("unknown to the model 未登录字, shown as &lt;unk&gt;: " + html.escape(" ".join(unknown)))
     if not out.finished:
         lines.append("the output hit the length limit before &lt;eos&gt;")
+    if task == "couplet" and settings.constrained:
+        lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if not has_attention:
         lines.append("the baseline has **no attention**: it sees the source only through one fixed vector.")
     return "  \n".join(lines)
@@ -142,13 +170,14 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         translator = registry.get(task, settings.variant)
     except KeyError as err:
         raise gr.Error(str(err.args[0])) from None
+    rules = settings.rules() if task == "couplet" else None
     started = time.perf_counter()
     try:
         with torch.inference_mode():
             out = translator.translate(
                 [text], beam_size=int(settings.beam_size), window=window, hard=settings.hard,
                 constrained=settings.constrained if task == "couplet" else False,
-                no_repeat=settings.no_repeat, max_tokens=MAX_CHARS[task],
+                rules=rules, max_tokens=MAX_CHARS[task],
             )[0]
     except InputError as err:
         raise gr.Error(str(err)) from None

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import gradio as gr
 
+from attention_core.couplet import CoupletRules
 from demo.handlers import WINDOW_CHOICES, Result, Settings, compare, run, step_view
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, train_live, try_sequence
 from demo.models import ModelRegistry
@@ -34,12 +35,15 @@ TRANSLATION_EXAMPLES = [
     "在日本，在我们的雨季常常下雨，雨季一般在六月中旬至七月中旬。",
 ]
 COUPLET_EXAMPLES = [
+    "风声雨声读书声声声入耳",
+    "落霞与孤鹜齐飞",
+    "年年岁岁花相似",
     "两个黄鹂鸣翠柳",
-    "今天天气很好",
-    "春风得意马蹄疾",
-    "海内存知己",
+    "宝剑锋从磨砺出",
     "山含泪，水呜咽，哀乐声中，祭当年屈死同胞，铭倭寇血仇国耻",
 ]
+"""Couplet examples that show the mechanism: repetition patterns to mirror (声声, 年年岁岁), classical
+lines (王勃, 刘希夷, 杜甫), a proverb, and a long 上联 whose punctuation the 下联 must follow."""
 
 CSS = """
 .hint {font-size: 0.85em; opacity: 0.8; margin-top: -6px}
@@ -67,10 +71,17 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     gr.Markdown(_doc("theory/decoding", "Greedy keeps the best token at each step; beam search keeps the "
                      "k best partial outputs and returns the best complete one."))
     if task == "couplet":
+        default = CoupletRules()
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")
-        c["no_repeat"] = gr.Checkbox(value=False, label="no repeated character at the same position 不重字")
-        gr.Markdown(_doc("cli", "Constraints force the 上联's length and punctuation, "
-                         "and forbid &lt;unk&gt;."))
+        gr.Markdown(_doc("theory/decoding", "Constraints force the 上联's length and punctuation and forbid "
+                         "&lt;unk&gt;; the rules below apply only with them."))
+        c["mirror"] = gr.Checkbox(value=default.mirror, label="mirror repetitions 叠字对应 (声声 ↔ 事事)")
+        c["no_reuse"] = gr.Checkbox(value=default.no_reuse, label="no character of the 上联 不重字")
+        c["tone"] = gr.Checkbox(value=default.tone, label="last tone opposite 尾字平仄相对")
+        c["cliche_penalty"] = gr.Slider(0, 2, value=default.cliche_penalty, step=0.1,
+                                        label="cliché penalty 俗套惩罚 λ (0 = off)")
+        gr.Markdown(_doc("theory/decoding", "Characters more frequent than average in the training couplets "
+                         "(春, 风 …) lose λ·log(excess) of their score, against Spring-Festival clichés."))
     return c
 
 

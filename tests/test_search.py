@@ -2,9 +2,8 @@ import pytest
 import torch
 
 from attention_core.config import ModelConfig
-from attention_core.search import CoupletConstraint, beam_search, greedy
+from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab, is_punctuation
 
 
 def _model(**kw):
@@ -74,35 +73,6 @@ def test_hard_attention_rows_are_one_hot():
     for hyp in greedy(model, src, lengths, max_len=8, hard=True):
         assert ((hyp.weights == 0) | (hyp.weights == 1)).all()
         assert (hyp.weights.sum(-1) == 1).all()
-
-
-def _couplet_vocab():
-    chars = list("春风夏雨秋月冬雪山水花鸟，。；")
-    return Vocab(chars)
-
-
-@pytest.mark.parametrize("beam", [1, 4])
-@pytest.mark.parametrize("no_repeat", [False, True])
-def test_couplet_constraints_hold_on_every_output(beam, no_repeat):
-    vocab = _couplet_vocab()
-    model = _model(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab))  # untrained: worst case
-    sources = [list("春风，夏雨。"), list("山水花"), list("秋月；冬雪山水花鸟")]
-    ids = [vocab.encode(s) for s in sources]
-    S = max(map(len, ids))
-    src = torch.tensor([x + [0] * (S - len(x)) for x in ids])
-    lengths = torch.tensor([len(x) for x in ids])
-    constraint = CoupletConstraint(sources, vocab, no_repeat=no_repeat)
-    hyps = beam_search(model, src, lengths, beam_size=beam, constraint=constraint)
-    for source, hyp in zip(sources, hyps):
-        out = vocab.decode(hyp.tokens)
-        assert hyp.finished and len(out) == len(source)
-        assert vocab.unk_id not in hyp.tokens
-        for a, b in zip(source, out):
-            assert is_punctuation(a) == is_punctuation(b)
-            if is_punctuation(a):
-                assert a == b
-            elif no_repeat:
-                assert a != b
 
 
 def test_beam_size_must_be_positive():
