@@ -16,7 +16,7 @@ from pathlib import Path
 
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES
-from attention_core.couplet import CoupletRules
+from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
@@ -59,8 +59,9 @@ def _add_couplet_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-mirror", action="store_true",
                    help="couplets: do not mirror the 上联's repetition pattern (声声 ↔ 事事)")
     p.add_argument("--allow-reuse", action="store_true", help="couplets: allow characters of the 上联 (重字)")
-    p.add_argument("--no-tone", action="store_true",
-                   help="couplets: do not force the last character's tone class opposite to the 上联's")
+    p.add_argument("--tone", choices=TONE_MODES, default=default.tone,
+                   help="couplets: last character's tone: classical = 平 after a 上联 ending 仄 (仄起平收), "
+                   f"opposite = always the other class, off (default {default.tone})")
     p.add_argument("--cliche-penalty", type=float, default=default.cliche_penalty, metavar="λ",
                    help=f"couplets: penalty on over-frequent characters, 0 = off (default {default.cliche_penalty})")
 
@@ -70,7 +71,7 @@ def _rules(args: argparse.Namespace) -> CoupletRules:
     return CoupletRules(
         mirror=not args.no_mirror,
         no_reuse=not args.allow_reuse,
-        tone=not args.no_tone,
+        tone=args.tone,
         cliche_penalty=args.cliche_penalty,
     ).validate()
 
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="turn results/eval into tables, figures and the orderings page")
     p.add_argument("--results", default="results")
     p.add_argument("--models", default=None, help="zoo folder for the alignment figures (default: bundled)")
+    p.add_argument("--data", default=DEFAULT_DATA, help="data folder (test-set references for the bootstrap)")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
     p.add_argument("--model", required=True)
@@ -273,7 +275,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "report":
         from demo.report import write_report  # plotting lives outside the library
 
-        for path in write_report(args.results, args.models):
+        for path in write_report(args.results, args.models, args.data):
             print(path)
         return 0
     if args.command == "export":

@@ -16,7 +16,12 @@ The rules a reader judges a couplet by are switches in [`CoupletRules`][attentio
   上联 does not;
 * **no_reuse** — no character of the 上联 appears anywhere in the 下联 (重字), except through the
   mirrored pattern of the 下联's own characters;
-* **tone** — the last character's tone class (平/仄, by pypinyin) is opposite to the 上联's;
+* **tone** — the last character's tone class (平/仄, by pypinyin): ``"classical"`` (the default) asks
+  for the rule of 仄起平收, a 下联 ending on 平 after a 上联 ending on 仄, and leaves a 上联 ending
+  on 平 free; ``"opposite"`` asks for the opposite class in both cases; ``"off"`` asks nothing. Human
+  下联s follow the classical rule: after a 上联 ending on 平 they still end on 平 97 % of the time on
+  the couplet test set (83 % on poetry-couplet, where Mandarin reads many old 入声 characters as 平),
+  so ``"opposite"`` would push a model past the references;
 * **cliché penalty** ``λ`` — each character ``y`` loses ``λ · max(0, log(N · p(y)))`` of
   log-probability, where ``p(y)`` is its frequency in the training couplets and ``N`` the number of
   distinct characters: characters more frequent than a uniform share (春, 风, 新) pay in
@@ -50,18 +55,21 @@ class CoupletRules:
     Attributes:
         mirror: Mirror the 上联's repetition pattern exactly (and repeat nothing else).
         no_reuse: Never use a character of the 上联 (重字).
-        tone: End on the tone class opposite to the 上联's last character (平 ↔ 仄).
+        tone: ``"classical"`` (end on 平 after a 上联 ending on 仄), ``"opposite"`` (end on the class
+            opposite to the 上联's last character) or ``"off"``; see the module docstring.
         cliche_penalty: ``λ`` of the penalty on characters more frequent than a uniform share
             (0 disables it); needs a vocabulary with counts.
     """
 
     mirror: bool = True
     no_reuse: bool = True
-    tone: bool = True
+    tone: str = "classical"
     cliche_penalty: float = 0.5
 
     def validate(self) -> CoupletRules:
-        """Raise ``ValueError`` for a penalty that is negative, not finite, or absurdly large."""
+        """Raise ``ValueError`` for an unknown tone mode or a penalty that is negative, not finite or too large."""
+        if self.tone not in TONE_MODES:
+            raise ValueError(f"tone must be one of {', '.join(TONE_MODES)}, got {self.tone!r}")
         if not (isinstance(self.cliche_penalty, (int, float)) and math.isfinite(self.cliche_penalty)):
             raise ValueError(f"cliche_penalty must be a finite number, got {self.cliche_penalty!r}")
         if not 0 <= self.cliche_penalty <= 10:
@@ -73,7 +81,10 @@ class CoupletRules:
         return asdict(self)
 
 
-NO_RULES = CoupletRules(mirror=False, no_reuse=False, tone=False, cliche_penalty=0.0)
+TONE_MODES = ("classical", "opposite", "off")
+"""Tone rules of the last character (see the module docstring)."""
+
+NO_RULES = CoupletRules(mirror=False, no_reuse=False, tone="off", cliche_penalty=0.0)
 """Only the structural rules (length, punctuation, no ``<unk>``)."""
 
 _TONES: weakref.WeakKeyDictionary[Vocab, Tensor] = weakref.WeakKeyDictionary()
@@ -160,9 +171,11 @@ class CoupletConstraint:
                 self.last[b] = i
                 if ch in vocab:
                     self.banned[b, vocab.stoi[ch]] = True
-            if self.last[b] >= 0:
-                wanted = {"平": "仄", "仄": "平"}.get(tone_class(src[int(self.last[b])]) or "")
-                self.tone[b] = _TONE_CODE[wanted] if wanted else 0
+            if self.last[b] >= 0 and rules.tone != "off":
+                ends = tone_class(src[int(self.last[b])])
+                wanted = {"平": "仄", "仄": "平"}.get(ends or "") if rules.tone == "opposite" else None
+                wanted = "平" if rules.tone == "classical" and ends == "仄" else wanted
+                self.tone[b] = _TONE_CODE[wanted]
         punct_ids = [i for i, tok in enumerate(vocab.itos) if is_punctuation(tok)]
         self.punct_vocab = torch.zeros(V, dtype=torch.bool, device=device)
         self.punct_vocab[punct_ids] = True
@@ -225,7 +238,7 @@ class CoupletConstraint:
             if fresh.any():
                 written = torch.zeros_like(allowed).scatter_(1, prefix, True)
                 allowed = self._narrow(allowed, ~written, fresh)
-        if self.rules.tone:
+        if self.rules.tone != "off":
             at_end = word & (self.last == t) & (self.tone > 0)
             if at_end.any():
                 allowed = self._narrow(allowed, self.tones.unsqueeze(0) == self.tone.unsqueeze(1), at_end)

@@ -42,7 +42,7 @@ class Settings:
         constrained: Couplet constraints (length, punctuation, no ``<unk>``; the rules below).
         mirror: Couplet rule: mirror the 上联's repetition pattern.
         no_reuse: Couplet rule: no character of the 上联 (重字).
-        tone: Couplet rule: last character's tone opposite to the 上联's.
+        tone: Couplet rule for the last character's tone: ``classical``, ``opposite`` or ``off``.
         cliche_penalty: Couplet rule: penalty ``λ`` on over-frequent characters (0 = off).
     """
 
@@ -53,13 +53,13 @@ class Settings:
     constrained: bool = True
     mirror: bool = True
     no_reuse: bool = True
-    tone: bool = True
+    tone: str = CoupletRules().tone
     cliche_penalty: float = CoupletRules().cliche_penalty
 
     def rules(self) -> CoupletRules:
         """The couplet rules these settings choose (``gr.Error`` for a bad penalty)."""
         try:
-            return CoupletRules(bool(self.mirror), bool(self.no_reuse), bool(self.tone),
+            return CoupletRules(bool(self.mirror), bool(self.no_reuse), str(self.tone),
                                 float(self.cliche_penalty)).validate()
         except (TypeError, ValueError) as err:
             raise gr.Error(f"对联规则无效 / invalid couplet rule: {err}") from None
@@ -117,8 +117,9 @@ def _rules_summary(settings: Settings) -> str:
     """The couplet rules in force, in words."""
     if not settings.constrained:
         return "no constraints 无约束"
-    on = [name for name, flag in (("mirror 叠字对应", settings.mirror), ("no 重字", settings.no_reuse),
-                                  ("tone 平仄", settings.tone)) if flag]
+    on = [name for name, flag in (("mirror 叠字对应", settings.mirror), ("no 重字", settings.no_reuse)) if flag]
+    if settings.tone != "off":
+        on.append(f"tone 平仄 ({settings.tone})")
     if float(settings.cliche_penalty) > 0:
         on.append(f"cliché penalty 俗套惩罚 λ={float(settings.cliche_penalty):g}")
     return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")

@@ -1,10 +1,14 @@
 """Turn the zoo's evaluation reports into ``results/``: tables, figures and the orderings verdict.
 
-``attention-lab report`` reads ``results/eval/<task>--<variant>--<decoding>.json`` (written by
-``attention-lab zoo``) and the bundled models, and writes:
+``attention-lab report`` reads ``results/eval/<set>--<variant>--<decoding>.json`` (written by
+``attention-lab zoo``; ``<set>`` is ``translation``, ``couplet`` or ``couplet-poetry-test``), the
+references of each test set (from the data folder, for the paired bootstrap) and the bundled
+models, and writes:
 
-* ``results/tables/<task>.json`` and ``.md`` — BLEU/chrF of every variant, greedy and beam 5
-  (couplets also without constraints, and the couplet rules);
+* ``results/tables/<set>.json`` and ``.md`` — BLEU/chrF of every variant, greedy and beam 5, each
+  variant's BLEU difference from ``none`` with its 95 % paired-bootstrap interval (couplets also
+  without constraints, and a second table of the rules a reader checks, with the human 下联s'
+  values as the ceiling);
 * ``results/figures/bleu-by-length-<task>.html`` and ``.png`` — the bottleneck curve;
 * ``results/figures/alignment-<task>-<variant>.html`` and ``.png`` — fixed examples;
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
@@ -20,8 +24,10 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from attention_core.data import TASKS, DataError, load_splits
 from attention_core.hub import atomic_write_text
-from demo.models import VARIANT_LABELS, ModelRegistry
+from attention_core.metrics import paired_bootstrap
+from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
 from demo.plots import alignment_figure
 
 EXAMPLES = {
@@ -31,8 +37,68 @@ EXAMPLES = {
 """The fixed inputs of the alignment figures."""
 
 
+TEST_SETS = {
+    "translation": ("translation", "test"),
+    "couplet": ("couplet", "test"),
+    "couplet-poetry-test": ("couplet", "poetry-test"),
+}
+"""Report key → (task, evaluation set name of ``Splits.evaluation_sets``)."""
+
+SET_TITLES = {
+    "translation": "cmn-eng test (1,000 pairs)",
+    "couplet": "couplet test (3,834 modern couplets)",
+    "couplet-poetry-test": "poetry-couplet test (2,487 classical line pairs)",
+}
+
+
+def load_references(data: str | Path) -> dict[str, list[str]]:
+    """The references of every test set in ``TEST_SETS`` (empty where the corpora are missing)."""
+    refs: dict[str, list[str]] = {}
+    for key, (task, name) in TEST_SETS.items():
+        try:
+            splits = load_splits(task, data)
+        except DataError:
+            continue
+        pairs = splits.evaluation_sets().get(name)
+        if pairs is not None:
+            refs[key] = [t for _, t in pairs]
+    return refs
+
+
+def versus_none(variants: dict[str, dict[str, dict]], references: list[str] | None,
+                decoding: str = "beam5") -> dict[str, dict]:
+    """Each variant's BLEU minus ``none``'s at ``decoding``, with a 95 % paired-bootstrap interval.
+
+    Returns:
+        ``{variant: paired_bootstrap(...)}`` for the variants whose reports hold their outputs.
+    """
+    base = variants.get("none", {}).get(decoding, {})
+    if not references or "outputs" not in base:
+        return {}
+    out = {}
+    for v, reports in variants.items():
+        report = reports.get(decoding, {})
+        if v == "none" or "outputs" not in report or len(report["outputs"]) != len(references):
+            continue
+        out[v] = _bootstrap(report, base, references)
+    return out
+
+
+def _bootstrap(a: dict, b: dict, references: list[str]) -> dict:
+    """Paired bootstrap of two evaluation reports of the same test set (A − B)."""
+    tokenize = TASKS[a["task"]].bleu_tokenize
+    return paired_bootstrap(a["outputs"], b["outputs"], references, tokenize, lowercase=True)
+
+
+def _interval(r: dict | None) -> str:
+    if not r:
+        return "—"
+    verdict = "better" if r["low"] > 0 else "worse" if r["high"] < 0 else "no clear difference"
+    return f"{r['delta']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] {verdict}"
+
+
 def load_reports(results: Path) -> dict[str, dict[str, dict[str, dict]]]:
-    """``{task: {variant: {decoding: report}}}`` from ``results/eval``."""
+    """``{set: {variant: {decoding: report}}}`` from ``results/eval``."""
     out: dict = {}
     for path in sorted((results / "eval").glob("*--*--*.json")):
         task, variant, decoding = path.stem.split("--")
@@ -44,42 +110,98 @@ def _ordered(variants: dict) -> list[str]:
     return [v for v in VARIANT_LABELS if v in variants] + sorted(v for v in variants if v not in VARIANT_LABELS)
 
 
-def table(task: str, variants: dict[str, dict[str, dict]]) -> tuple[list[dict], str]:
-    """Rows (JSON) and a Markdown table of one task."""
+RULE_COLUMNS = [
+    ("top_char_share", "most frequent character (share of outputs)"),
+    ("distinct_ratio", "distinct characters ÷ references'"),
+    ("repetition_mirrored", "repetition mirrored"),
+    ("no_extra_repetition", "no extra repetition"),
+    ("no_reuse", "no 重字"),
+    ("tone_opposition", "last tone opposite"),
+    ("tone_opposition_after_level", "… after a 上联 ending 平"),
+    ("ends_level", "ends 平"),
+    ("length_match", "length"),
+    ("punctuation_aligned", "punctuation"),
+    ("no_unk", "no <unk>"),
+]
+"""Columns of the couplet rules table (keys of ``couplet_metrics`` and ``couplet_corpus_metrics``)."""
+
+
+def _rule_cells(metrics: dict) -> str:
+    cells = []
+    for key, _ in RULE_COLUMNS:
+        value = metrics.get(key)
+        if key == "top_char_share" and value is not None:
+            cells.append(f"{metrics.get('top_char', '')} {value:.3f}")
+        elif isinstance(value, (int, float)) and value == value:
+            cells.append(f"{value:.3f}")
+        else:
+            cells.append("—")
+    return " | ".join(cells)
+
+
+def rules_table(variants: dict[str, dict[str, dict]], decoding: str = "beam5") -> str:
+    """The rules a reader checks: every variant at ``decoding``, the default without constraints, humans.
+
+    The human 下联s' row is the ceiling each rule is read against.
+    """
+    header = ("| variant | " + " | ".join(label for _, label in RULE_COLUMNS) + " |\n"
+              + "|---" * (len(RULE_COLUMNS) + 1) + "|\n")
+    rows = []
+    human = None
+    for v in _ordered(variants):
+        report = variants[v].get(decoding)
+        if report and "couplet" in report:
+            rows.append(f"| {v} | {_rule_cells(report['couplet'])} |")
+            human = human or report.get("couplet_reference")
+    free = variants.get(DEFAULT_VARIANT, {}).get(f"{decoding}-unconstrained")
+    if free and "couplet" in free:
+        rows.append(f"| {DEFAULT_VARIANT}, no constraints | {_rule_cells(free['couplet'])} |")
+    if human:
+        rows.append(f"| **human 下联 (ceiling)** | {_rule_cells(human)} |")
+    return header + "\n".join(rows) + "\n"
+
+
+def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] | None = None
+          ) -> tuple[list[dict], str]:
+    """Rows (JSON) and a Markdown table of one test set."""
+    task = TEST_SETS.get(key, (key, "test"))[0]
+    intervals = versus_none(variants, references)
     rows = []
     for v in _ordered(variants):
         r = variants[v]
-        row = {"variant": v}
+        row: dict = {"variant": v}
         for decoding, report in r.items():
             row[f"bleu_{decoding}"] = round(report["bleu"], 2)
             row[f"chrf_{decoding}"] = round(report["chrf"], 2)
             if "couplet" in report:
-                for k in ("length_match", "punctuation_aligned", "tone_opposition", "repetition_mirrored"):
-                    row[f"{k}_{decoding}"] = round(report["couplet"][k], 3)
+                for k, value in report["couplet"].items():
+                    row[f"{k}_{decoding}"] = round(value, 3) if isinstance(value, float) else value
         alignment = r.get("greedy", {}).get("alignment")
         if alignment:
             row["entropy"] = round(alignment["entropy"], 3)
             row["diagonality"] = round(alignment["diagonality"], 3)
+        if v in intervals:
+            row["bleu_beam5_vs_none"] = {k: round(x, 3) for k, x in intervals[v].items()}
         rows.append(row)
+    delta = "BLEU beam 5 − none [95 % CI]"
     if task == "couplet":
-        header = ("| variant | BLEU greedy | BLEU beam 5 | chrF beam 5 | BLEU beam 5, no constraints | "
-                  "length match (constrained / free) | tone opposition | repetition mirrored | entropy | "
-                  "diagonality |\n|---|---|---|---|---|---|---|---|---|---|\n")
+        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF beam 5 | BLEU beam 5, no constraints | {delta} | "
+                  "entropy | diagonality |\n|---|---|---|---|---|---|---|---|\n")
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
             f"{r.get('chrf_beam5', '—')} | {r.get('bleu_beam5-unconstrained', '—')} | "
-            f"{r.get('length_match_beam5', '—')} / {r.get('length_match_beam5-unconstrained', '—')} | "
-            f"{r.get('tone_opposition_beam5', '—')} | {r.get('repetition_mirrored_beam5', '—')} | "
-            f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
+            f"{_interval(intervals.get(r['variant']))} | {r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
+        body += "\n**The rules a reader checks** (beam 5, default rules; human 下联s are the ceiling):\n\n"
+        body += rules_table(variants)
     else:
-        header = ("| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | entropy | diagonality |\n"
-                  "|---|---|---|---|---|---|---|\n")
+        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta} | entropy | "
+                  "diagonality |\n|---|---|---|---|---|---|---|---|\n")
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
-            f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {r.get('entropy', '—')} | "
-            f"{r.get('diagonality', '—')} |\n"
+            f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {_interval(intervals.get(r['variant']))} | "
+            f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
     return rows, header + body
@@ -108,61 +230,75 @@ def length_figure(task: str, variants: dict[str, dict[str, dict]], decoding: str
     return fig
 
 
-NOISE = 0.5
-"""BLEU gaps smaller than this are called ties."""
+def _compare(variants: dict, references: list[str] | None, a: str, b: str) -> tuple[str, int]:
+    """``a`` vs ``b`` at beam 5 in words, and the verdict: 1 (a better), -1 (b better), 0 (no clear difference).
+
+    With both systems' outputs and the references, the verdict is a 95 % paired-bootstrap interval of
+    the BLEU difference that excludes 0; otherwise only the two scores are given and no verdict.
+    """
+    ra, rb = variants[a]["beam5"], variants[b]["beam5"]
+    scores = f"{ra['bleu']:.2f} vs {rb['bleu']:.2f}"
+    if not references or "outputs" not in ra or "outputs" not in rb:
+        return f"{scores} (no outputs saved: no interval)", 0
+    r = _bootstrap(ra, rb, references)
+    ci = f"difference {r['delta']:+.2f}, 95 % CI [{r['low']:+.2f}, {r['high']:+.2f}]"
+    if r["low"] > 0:
+        return f"`{a}` ahead ({scores}; {ci})", 1
+    if r["high"] < 0:
+        return f"`{b}` ahead ({scores}; {ci})", -1
+    return f"no clear difference ({scores}; {ci})", 0
 
 
-def _compare(a_name: str, a: float, b_name: str, b: float) -> str:
-    if abs(a - b) < NOISE:
-        return f"a tie within noise ({a:.2f} vs {b:.2f})"
-    winner = a_name if a > b else b_name
-    return f"`{winner}` ahead ({a:.2f} vs {b:.2f})"
-
-
-def orderings(reports: dict[str, dict[str, dict[str, dict]]]) -> str:
+def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[str, list[str]] | None = None
+              ) -> str:
     """Compare our measured orderings with Luong et al. 2015, in plain words computed from the numbers."""
+    references = references or {}
     lines = [
         "**Do we reproduce Luong et al. 2015?**\n",
-        "Luong et al. (2015, §4.4 and Table 4, WMT English→German) report that with *global* attention "
+        "Luong et al. (2015, §5.3 and Table 4, WMT English→German) report that with *global* attention "
         "the `dot` score works well, `general` is better for *local* attention, `concat` does poorly, "
         "and their best model is local-p with `general`. Every statement below is computed from our "
-        f"test-set BLEU (beam 5) by `attention-lab report`; gaps under {NOISE} BLEU are called ties.\n",
+        "test-set BLEU (beam 5) by `attention-lab report`: a difference counts only when its 95 % "
+        "paired-bootstrap interval (1,000 resamples of the test set, Koehn 2004) excludes 0.\n",
     ]
-    for task, variants in reports.items():
-        bleu = {v: r["beam5"]["bleu"] for v, r in variants.items() if "beam5" in r}
+    for key, variants in reports.items():
+        variants = {v: r for v, r in variants.items() if "beam5" in r}
+        if not variants:
+            continue
+        refs = references.get(key)
+        bleu = {v: r["beam5"]["bleu"] for v, r in variants.items()}
         entropy = {v: r["greedy"]["alignment"]["entropy"] for v, r in variants.items()
                    if "alignment" in r.get("greedy", {})}
-        if not bleu:
-            continue
-        lines.append(f"\n### {task}\n")
+        lines.append(f"\n### {SET_TITLES.get(key, key)}\n")
         ranking = sorted(bleu, key=bleu.get, reverse=True)
-        lines.append("Ranking: " + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in ranking) + "\n")
-        have = {s: bleu[f"luong-{s}"] for s in ("dot", "scaled_dot", "general", "concat") if f"luong-{s}" in bleu}
-        if {"dot", "concat"} <= have.keys():
-            held = have["dot"] - have["concat"] >= NOISE
-            lines.append(f"- dot vs concat (global): {_compare('dot', have['dot'], 'concat', have['concat'])} — "
-                         f"the paper's 'concat does poorly' is **{'reproduced' if held else 'not reproduced'}**.")
-        if {"dot", "general"} <= have.keys():
-            lines.append(f"- dot vs general (global): {_compare('dot', have['dot'], 'general', have['general'])}; "
-                         "the paper found dot works well for global attention.")
-        if {"dot", "scaled_dot"} <= have.keys():
+        lines.append("Ranking by BLEU: " + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in ranking) + "\n")
+        if {"luong-dot", "luong-concat"} <= bleu.keys():
+            text, verdict = _compare(variants, refs, "luong-dot", "luong-concat")
+            lines.append(f"- dot vs concat (global): {text} — the paper's 'concat does poorly' is "
+                         f"**{'reproduced' if verdict == 1 else 'not reproduced'}**.")
+        if {"luong-dot", "luong-general"} <= bleu.keys():
+            text, _ = _compare(variants, refs, "luong-dot", "luong-general")
+            lines.append(f"- dot vs general (global): {text}; the paper found dot works well for global attention.")
+        if {"luong-dot", "luong-scaled_dot"} <= bleu.keys():
+            text, _ = _compare(variants, refs, "luong-scaled_dot", "luong-dot")
             detail = ""
             if "luong-dot" in entropy and "luong-scaled_dot" in entropy:
                 detail = (f" Mean attention entropy: {entropy['luong-scaled_dot']:.2f} nats scaled vs "
                           f"{entropy['luong-dot']:.2f} unscaled — dividing tanh-bounded RNN states' dot products "
                           "by √256 = 16 flattens the softmax.")
-            lines.append(f"- scaled dot vs dot: {_compare('scaled_dot', have['scaled_dot'], 'dot', have['dot'])}."
-                         + detail)
-        lp, gen = bleu.get("luong-general-local-p"), have.get("general")
-        if lp is not None and gen is not None:
-            held = lp - gen >= NOISE
-            lines.append(f"- local-p vs global (general): {_compare('local-p', lp, 'global', gen)} — the paper's gain "
-                         f"from local-p is **{'reproduced' if held else 'not reproduced'}** on this data.")
+            lines.append(f"- scaled dot vs dot: {text}." + detail)
+        if {"luong-general-local-p", "luong-general"} <= bleu.keys():
+            text, verdict = _compare(variants, refs, "luong-general-local-p", "luong-general")
+            lines.append(f"- local-p vs global (general): {text} — the paper's gain from local-p is "
+                         f"**{'reproduced' if verdict == 1 else 'not reproduced'}** on this data.")
         if "none" in bleu:
             others = [v for v in bleu if v != "none"]
-            beaten = [v for v in others if bleu[v] > bleu["none"]]
-            lines.append(f"- every attention variant beats `none` ({bleu['none']:.2f}): "
-                         f"{'yes' if len(beaten) == len(others) else 'no'} ({len(beaten)}/{len(others)}).")
+            verdicts = {v: _compare(variants, refs, v, "none")[1] for v in others}
+            beaten = [v for v in others if verdicts[v] == 1]
+            unclear = [v for v in others if verdicts[v] != 1]
+            lines.append(f"- attention variants that beat `none` ({bleu['none']:.2f}) with a 95 % interval above 0: "
+                         f"{len(beaten)}/{len(others)}"
+                         + (f"; not shown for {', '.join(f'`{v}`' for v in unclear)}" if unclear else "") + ".")
     return "\n".join(lines) + "\n"
 
 
@@ -193,20 +329,22 @@ def record_live(results: Path) -> list[Path]:
     return paths
 
 
-def write_report(results: str | Path = "results", models: str | Path | None = None) -> list[Path]:
+def write_report(results: str | Path = "results", models: str | Path | None = None,
+                 data: str | Path = "../shared/data") -> list[Path]:
     """Write everything listed in the module docstring; returns the files written."""
     results = Path(results)
     reports = load_reports(results)
+    references = load_references(data)
     written: list[Path] = []
     for task, variants in reports.items():
-        rows, md = table(task, variants)
+        rows, md = table(task, variants, references.get(task))
         atomic_write_text(results / "tables" / f"{task}.json", json.dumps(rows, indent=2))
         atomic_write_text(results / "tables" / f"{task}.md", md)
         written += [results / "tables" / f"{task}.json", results / "tables" / f"{task}.md"]
         stem = results / "figures" / f"bleu-by-length-{task}"
         _write_figure(length_figure(task, variants), stem)
         written.append(stem.with_suffix(".png"))
-    atomic_write_text(results / "orderings.md", orderings(reports))
+    atomic_write_text(results / "orderings.md", orderings(reports, references))
     written.append(results / "orderings.md")
     written += record_live(results)
     registry = ModelRegistry.load(models, "cpu") if models else ModelRegistry.load(device="cpu")

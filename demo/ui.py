@@ -77,7 +77,8 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                          "&lt;unk&gt;; the rules below apply only with them."))
         c["mirror"] = gr.Checkbox(value=default.mirror, label="mirror repetitions 叠字对应 (声声 ↔ 事事)")
         c["no_reuse"] = gr.Checkbox(value=default.no_reuse, label="no character of the 上联 不重字")
-        c["tone"] = gr.Checkbox(value=default.tone, label="last tone opposite 尾字平仄相对")
+        c["tone"] = gr.Radio([("仄起平收 classical", "classical"), ("opposite 相反", "opposite"), ("off 关", "off")],
+                             value=default.tone, label="last character's tone 尾字平仄")
         c["cliche_penalty"] = gr.Slider(0, 2, value=default.cliche_penalty, step=0.1,
                                         label="cliché penalty 俗套惩罚 λ (0 = off)")
         gr.Markdown(_doc("theory/decoding", "Characters more frequent than average in the training couplets "

@@ -63,11 +63,11 @@ lines = st.composite(lambda draw: _line(draw))()
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sources=st.lists(lines, min_size=1, max_size=4), beam=st.sampled_from([1, 3]),
-       seed=st.integers(0, 3))
-def test_every_rule_holds_for_any_couplet_shape(sources, beam, seed):
+       seed=st.integers(0, 3), tone=st.sampled_from(["classical", "opposite"]))
+def test_every_rule_holds_for_any_couplet_shape(sources, beam, seed, tone):
     vocab = _vocab()
     model = _model(vocab, seed)  # untrained: it never follows the rules by habit
-    for source, hyp in zip(sources, _decode(model, vocab, sources, beam)):
+    for source, hyp in zip(sources, _decode(model, vocab, sources, beam, CoupletRules(tone=tone))):
         out = vocab.decode(hyp.tokens)
         assert hyp.finished and len(out) == len(source)
         assert vocab.unk_id not in hyp.tokens and vocab.pad_id not in hyp.tokens
@@ -77,10 +77,12 @@ def test_every_rule_holds_for_any_couplet_shape(sources, beam, seed):
         assert not set(source) & set(out) - set(PUNCT)  # no 重字
         last = max(i for i, ch in enumerate(source) if not is_punctuation(ch))
         if repetition_pattern(source)[last] == last:  # a mirrored repeat at the end takes precedence
-            assert tone_class(out[last]) != tone_class(source[last])
+            expected = {"仄": "平", "平": "仄"}[tone_class(source[last])] if tone == "opposite" else "平"
+            if tone == "opposite" or tone_class(source[last]) == "仄":
+                assert tone_class(out[last]) == expected
 
 
-@pytest.mark.parametrize("rules", [CoupletRules(), NO_RULES, CoupletRules(tone=False, cliche_penalty=0.0)])
+@pytest.mark.parametrize("rules", [CoupletRules(), NO_RULES, CoupletRules(tone="opposite", cliche_penalty=0.0)])
 def test_beam_one_equals_greedy_under_the_rules(rules):
     vocab = _vocab()
     model = _model(vocab)
@@ -138,11 +140,19 @@ def test_each_rule_is_a_switch():
     prefix = torch.tensor([[vocab.stoi["东"]]])
     allowed = constraint.allowed(1, prefix)
     assert allowed[0, vocab.stoi["风"]] and allowed[0, vocab.stoi["西"]]  # no mirror, reuse allowed
-    mirrored = CoupletConstraint([source], vocab, CoupletRules(no_reuse=False, tone=False)).allowed(1, prefix)
+    mirrored = CoupletConstraint([source], vocab, CoupletRules(no_reuse=False, tone="off")).allowed(1, prefix)
     assert mirrored[0].nonzero().flatten().tolist() == [vocab.stoi["东"]]
-    end = CoupletConstraint([list("风雨")], vocab, CoupletRules(mirror=False, no_reuse=False))
-    allowed_end = end.allowed(1, prefix)  # 雨 is 仄: the last character must be 平
-    assert all(tone_class(vocab.itos[i]) == "平" for i in allowed_end[0].nonzero().flatten().tolist())
+
+    def ends(line: str, tone: str) -> set[str]:
+        rules = CoupletRules(mirror=False, no_reuse=False, tone=tone)
+        allowed = CoupletConstraint([list(line)], vocab, rules).allowed(1, prefix)
+        return {tone_class(vocab.itos[i]) for i in allowed[0].nonzero().flatten().tolist()}
+
+    assert ends("风雨", "classical") == ends("风雨", "opposite") == {"平"}  # 雨 is 仄
+    assert ends("雨风", "opposite") == {"仄"}  # 风 is 平
+    assert ends("雨风", "classical") == ends("雨风", "off") == {"平", "仄"}  # classical: a 平 ending is free
+    with pytest.raises(ValueError, match="tone"):
+        CoupletRules(tone="yes").validate()
 
 
 def test_cliche_penalty_lowers_only_over_frequent_characters():
@@ -153,14 +163,14 @@ def test_cliche_penalty_lowers_only_over_frequent_characters():
     assert pen[4].item() == pytest.approx(0.5 * torch.log(torch.tensor(2.8)).item(), rel=1e-5)
     assert pen[5:].tolist() == [0.0, 0.0, 0.0] and pen[:4].tolist() == [0.0] * 4
     assert cliche_penalties(vocab, 0.0) is None and cliche_penalties(Vocab(tokens), 0.5) is None
-    constraint = CoupletConstraint([list("山水")], vocab, CoupletRules(mirror=False, no_reuse=False, tone=False))
+    constraint = CoupletConstraint([list("山水")], vocab, CoupletRules(mirror=False, no_reuse=False, tone="off"))
     logprobs = constraint.apply(torch.zeros(1, len(vocab)), 0, torch.empty(1, 0, dtype=torch.long))
     assert logprobs[0, 4].item() == pytest.approx(-pen[4].item()) and logprobs[0, 6].item() == 0.0
 
 
 def test_cliche_penalty_changes_the_choice_only_when_the_gap_is_small():
     vocab = Vocab(["春", "鹤"], counts=[0, 0, 0, 0, 900, 100])
-    constraint = CoupletConstraint([list("山")], vocab, CoupletRules(mirror=False, no_reuse=False, tone=False))
+    constraint = CoupletConstraint([list("山")], vocab, CoupletRules(mirror=False, no_reuse=False, tone="off"))
     prefix = torch.empty(1, 0, dtype=torch.long)
     close = torch.full((1, len(vocab)), -50.0)
     close[0, 4], close[0, 5] = -1.0, -1.2  # 春 slightly more probable

@@ -125,6 +125,5 @@ def test_couplet_constraints_hold_on_every_test_input():
         assert metrics["repetition_mirrored"] == metrics["no_extra_repetition"] == metrics["no_reuse"] == 1.0
         for src, out in zip(raw, outputs):  # the tone rule yields only to a mirrored repetition at the end
             last = max(i for i, ch in enumerate(src) if not is_punctuation(ch))
-            want, got = tone_class(src[last]), tone_class(out.tokens[last])
-            if want and repetition_pattern(src)[last] == last:
-                assert got and got != want, (src, out.tokens)
+            if tone_class(src[last]) == "仄" and repetition_pattern(src)[last] == last:  # 仄起平收
+                assert tone_class(out.tokens[last]) == "平", (src, out.tokens)
