@@ -161,6 +161,8 @@ class Splits:
         test: Test pairs.
         info: The rule, seed, sources, sizes and skipped-line counts (saved as ``data.json``).
         extra_tests: Further test sets by name (couplets: ``poetry-test``), never trained on.
+        main_train_size: How many leading pairs of ``train`` come from the task's own corpus (the
+            extra data follows them); ``None`` when all of it does.
     """
 
     train: list[tuple[str, str]]
@@ -168,6 +170,7 @@ class Splits:
     test: list[tuple[str, str]]
     info: dict = field(default_factory=dict)
     extra_tests: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    main_train_size: int | None = None
 
     def evaluation_sets(self) -> dict[str, list[tuple[str, str]]]:
         """Every set a model is scored on, by name: ``test`` first, then the extra test sets."""
@@ -232,6 +235,7 @@ def split_couplet(
     dev_index = set(order[:dev_size])
     dev = [p for i, p in enumerate(train_corpus.pairs) if i in dev_index]
     train = [p for i, p in enumerate(train_corpus.pairs) if i not in dev_index]
+    main_train_size = len(train)
     skipped = train_corpus.skipped + test_corpus.skipped
     sources = [train_corpus.path, test_corpus.path]
     for name in extra:
@@ -257,7 +261,7 @@ def split_couplet(
             **{name: len(pairs) for name, pairs in extra_tests.items()},
         },
     }
-    return Splits(train, dev, test_corpus.pairs, info, extra_tests)
+    return Splits(train, dev, test_corpus.pairs, info, extra_tests, main_train_size)
 
 
 def load_splits(task: str, data_dir: str | Path, seed: int = 1234, extra: Sequence[str] = ()) -> Splits:

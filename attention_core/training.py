@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from attention_core.batch import Batch
 from attention_core.config import ModelConfig
+from attention_core.couplet import NO_RULES
 from attention_core.data import Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.hub import atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
@@ -158,6 +159,11 @@ class TrainConfig:
         max_len: Training pairs with a longer side (tokens) are dropped.
         min_freq: Minimum token count for the vocabularies.
         max_train: Use only the first ``max_train`` training pairs (quick runs, tests).
+        full_data_epochs: A curriculum over extra data (``Splits.main_train_size``): the first
+            ``full_data_epochs`` epochs train on every pair; each later epoch on the task's own
+            corpus plus a fresh random draw of ``extra_ratio`` extra pairs per own pair. ``0``
+            (the default) trains on everything every epoch.
+        extra_ratio: Extra pairs per own pair after the full-data epochs.
         max_dev: Score only the first ``max_dev`` dev pairs each epoch.
         dev_beam: Beam size for dev BLEU (1 = greedy).
         precision: ``auto``, ``fp32``, ``bf16`` or ``fp16`` (see
@@ -180,6 +186,8 @@ class TrainConfig:
     max_len: int = 60
     min_freq: int = 1
     max_train: int | None = None
+    full_data_epochs: int = 0
+    extra_ratio: float = 1.0
     max_dev: int | None = None
     dev_beam: int = 1
     precision: str = "auto"
@@ -189,6 +197,8 @@ class TrainConfig:
         for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.full_data_epochs < 0 or self.extra_ratio < 0:
+            raise ValueError("full_data_epochs and extra_ratio must not be negative")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
         if not 0 <= self.teacher_forcing <= 1:
@@ -218,9 +228,14 @@ def pick_device(device: str | None = None) -> torch.device:
 
 
 def evaluate_bleu(translator: Translator, pairs: Sequence[tuple[str, str]], beam_size: int = 1) -> float:
-    """Corpus BLEU of the translator on text pairs, scored as the task scores (``metrics.bleu``)."""
+    """Corpus BLEU of the translator on text pairs, scored as the task scores (``metrics.bleu``).
+
+    Couplets are decoded with the structural constraints only (length, punctuation, no ``<unk>``;
+    [`NO_RULES`][attention_core.couplet.NO_RULES]), so model selection does not depend on the
+    reader's rules chosen at decode time.
+    """
     task = translator.task
-    outputs = translator.translate([s for s, _ in pairs], beam_size=beam_size)
+    outputs = translator.translate([s for s, _ in pairs], beam_size=beam_size, rules=NO_RULES)
     return bleu([o.text for o in outputs], [t for _, t in pairs], task.bleu_tokenize, lowercase=True)
 
 
@@ -300,7 +315,10 @@ def fit(
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
     src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
                                         bool(model_options.get("share_embeddings")))
-    examples = encode_pairs(train_pairs, task, src_vocab, tgt_vocab, train_cfg.max_len)
+    main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
+    own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
+    extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
+    examples = own + extra
     if not examples:
         raise TrainError("no training pairs left after tokenisation and length filtering")
     cfg = ModelConfig(
@@ -358,7 +376,12 @@ def fit(
     for epoch in range(state["epoch"] + 1, train_cfg.epochs + 1):
         if state["finished"]:
             break
-        batches = list(bucketed_batches(examples, train_cfg.batch_size, seed=train_cfg.seed * 1000 + epoch))
+        epoch_seed = train_cfg.seed * 1000 + epoch
+        epoch_examples = examples
+        if train_cfg.full_data_epochs and epoch > train_cfg.full_data_epochs and extra:
+            draw = min(len(extra), round(len(own) * train_cfg.extra_ratio))
+            epoch_examples = own + random.Random(epoch_seed).sample(extra, draw)
+        batches = list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed))
         if world > 1:
             batches = batches[: len(batches) // world * world][rank::world]
         started, pairs, total_loss = time.perf_counter(), 0, 0.0
@@ -397,6 +420,7 @@ def fit(
             "train_loss": round(total_loss / max(1, pairs), 4),
             "dev_bleu": round(dev_bleu, 2),
             "lr": optimizer.param_groups[0]["lr"],
+            "pairs": pairs * world,
             "pairs_per_s": round(pairs * world / seconds, 1),
             "seconds": round(seconds, 1),
             "improved": improved,

@@ -63,7 +63,8 @@ RECIPES: dict[str, TaskRecipe] = {
     "couplet": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
         train=TrainConfig(
-            epochs=2, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40
+            epochs=4, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40,
+            full_data_epochs=1, extra_ratio=1.0,
         ),
         window=2,
         extra=["poetry-couplet"],

@@ -10,7 +10,7 @@ import torch
 from corpus import data_dir
 
 from attention_core.config import ModelConfig
-from attention_core.data import get_task, load_splits, split_couplet
+from attention_core.data import Splits, get_task, load_splits, split_couplet
 from attention_core.hub import load_folder
 from attention_core.metrics import couplet_metrics, repetition_pattern, tone_class
 from attention_core.pipeline import Translator
@@ -127,3 +127,17 @@ def test_couplet_constraints_hold_on_every_test_input():
             last = max(i for i, ch in enumerate(src) if not is_punctuation(ch))
             if tone_class(src[last]) == "仄" and repetition_pattern(src)[last] == last:  # 仄起平收
                 assert tone_class(out.tokens[last]) == "平", (src, out.tokens)
+
+
+def test_curriculum_trains_on_everything_then_on_own_pairs_plus_a_fresh_extra_draw(tmp_path):
+    own = [("天高云淡", "地阔山青"), ("春风送暖", "秋雨迎凉")] * 20  # 40 pairs of the task's own corpus
+    extra = [("白日依山尽", "黄河入海流"), ("明月松间照", "清泉石上流")] * 40  # 80 extra pairs
+    splits = Splits(own + extra, own[:4], own[:4], {"task": "couplet"}, main_train_size=len(own))
+    cfg = TrainConfig(epochs=3, batch_size=16, full_data_epochs=1, extra_ratio=0.5, min_freq=1)
+    opts = dict(hidden_size=16, emb_size=8, share_embeddings=True)
+    result = fit(get_task("couplet"), splits, tmp_path / "c", opts, cfg, progress=False)
+    assert [r["pairs"] for r in result["history"]] == [120, 60, 60]  # all; then 40 own + 20 drawn
+    vocab = load_folder(tmp_path / "c").tgt_vocab
+    assert vocab.counts[vocab.stoi["流"]] == 80 and "黄" in vocab  # the vocabulary covers the extra data
+    with pytest.raises(ValueError, match="extra_ratio"):
+        TrainConfig(extra_ratio=-1).validate()
