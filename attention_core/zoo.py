@@ -112,6 +112,17 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
         f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} |" for name, r in reports.items()
     )
     language = "zh\n- en" if task == "translation" else "zh"
+    rules = ""
+    if task == "couplet":
+        keys = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
+        lines = []
+        for name, r in reports.items():
+            if name.endswith("beam5") and "couplet" in r:
+                for who, m in ((name, r["couplet"]), (name.split(":")[0] + ": human 下联", r["couplet_reference"])):
+                    lines.append(f"| {who} | " + " | ".join(f"{m[k]:.3f}" for k in keys) + " |")
+        rules = ("\n## The rules a reader checks (beam 5, default rules; see `attention_core.metrics`)\n\n"
+                 "| test set | most frequent char share | distinct ratio | repetition mirrored | no 重字 | "
+                 "last tone opposite | no <unk> |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
     return f"""---
 language:
 - {language}
@@ -147,7 +158,7 @@ Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
 | test set: decoding | pairs | BLEU | chrF |
 |---|---|---|---|
 {rows}
-
+{rules}
 ## Use
 ```python
 from attention_core.hub import from_pretrained

@@ -329,6 +329,38 @@ def record_live(results: Path) -> list[Path]:
     return paths
 
 
+def sample_table(report: dict, references: list[str], sources: list[str], n: int = 30, seed: int = 2026) -> str:
+    """``n`` random outputs of one evaluation report, unedited, as a Markdown table (seeded, so it is stable)."""
+    import random
+
+    index = sorted(random.Random(seed).sample(range(len(references)), min(n, len(references))))
+    rows = [f"| {k + 1} | {i + 1} | {sources[i]} | {report['outputs'][i]} | {references[i]} |"
+            for k, i in enumerate(index)]
+    return "| # | test line | 上联 | model 下联 | human 下联 |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+
+
+def write_samples(results: Path, reports: dict, data: str | Path) -> list[Path]:
+    """``results/couplet_sample.md``: 30 random test outputs of the default couplet model per test set."""
+    parts = []
+    for key in ("couplet", "couplet-poetry-test"):
+        report = reports.get(key, {}).get(DEFAULT_VARIANT, {}).get("beam5")
+        if not report or "outputs" not in report:
+            continue
+        task, name = TEST_SETS[key]
+        pairs = load_splits(task, data).evaluation_sets()[name]
+        if len(pairs) != len(report["outputs"]):
+            continue
+        parts.append(f"## {SET_TITLES[key]}\n\n" + sample_table(report, [t for _, t in pairs], [s for s, _ in pairs]))
+    if not parts:
+        return []
+    text = (f"# 30 random test outputs of `couplet/{DEFAULT_VARIANT}` per test set\n\n"
+            "Beam 5 with the default rules, exactly as `attention-lab zoo` produced them (seeded draw, unedited). "
+            "Written by `attention-lab report`.\n\n" + "\n".join(parts))
+    path = results / "couplet_sample.md"
+    atomic_write_text(path, text)
+    return [path]
+
+
 def write_report(results: str | Path = "results", models: str | Path | None = None,
                  data: str | Path = "../shared/data") -> list[Path]:
     """Write everything listed in the module docstring; returns the files written."""
@@ -346,6 +378,7 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
         written.append(stem.with_suffix(".png"))
     atomic_write_text(results / "orderings.md", orderings(reports, references))
     written.append(results / "orderings.md")
+    written += write_samples(results, reports, data)
     written += record_live(results)
     registry = ModelRegistry.load(models, "cpu") if models else ModelRegistry.load(device="cpu")
     for task, example in EXAMPLES.items():
