@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
 RNN_TYPES = ("lstm", "gru")
+
+LIMITS: dict[str, tuple[float, float]] = {
+    "src_vocab_size": (4, 2_000_000),
+    "tgt_vocab_size": (4, 2_000_000),
+    "emb_size": (1, 8192),
+    "hidden_size": (1, 8192),
+    "num_layers": (1, 16),
+    "window": (1, 1024),
+    "length_ratio": (1e-3, 100.0),
+}
+"""Inclusive ``(low, high)`` bounds of the numeric fields. They are generous for training but keep a
+config from an untrusted model folder from asking for absurd sizes (the hub also checks the total
+size of the weights before allocating them)."""
+
+_INTS = ("src_vocab_size", "tgt_vocab_size", "emb_size", "hidden_size", "num_layers",
+         "pad_id", "unk_id", "bos_id", "eos_id")
+_STRS = ("decoder", "score", "attention", "rnn")
+_BOOLS = ("tie_embeddings", "share_embeddings")
+_SPECIAL_IDS = ("pad_id", "unk_id", "bos_id", "eos_id")
 
 
 @dataclass
@@ -70,25 +90,55 @@ class ModelConfig:
             if value not in valid:
                 raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
 
+        self._check_types()
         check("decoder", self.decoder, DECODERS)
         check("score", self.score, SCORES)
         check("attention mode", self.attention, CENTRES)
         check("rnn", self.rnn, RNN_TYPES)
-        for name in ("src_vocab_size", "tgt_vocab_size", "emb_size", "hidden_size", "num_layers"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        for name, (low, high) in LIMITS.items():
+            value = getattr(self, name)
+            if value is not None and not low <= value <= high:
+                raise ValueError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if self.attention == "global":
             if self.window is not None:
                 raise ValueError("a global model takes no window; use attention='local-m' or 'local-p'")
-        elif self.window is None or self.window < 1:
+        elif self.window is None:
             raise ValueError(f"attention={self.attention!r} needs a window D >= 1, got {self.window}")
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError("share_embeddings needs one vocabulary (equal source and target sizes)")
-        if self.length_ratio <= 0:
-            raise ValueError(f"length_ratio must be positive, got {self.length_ratio}")
+        smallest = min(self.src_vocab_size, self.tgt_vocab_size)
+        for name in _SPECIAL_IDS:
+            if not 0 <= getattr(self, name) < smallest:
+                raise ValueError(f"{name} must be a token id in [0, {smallest}), got {getattr(self, name)}")
+        if len({getattr(self, name) for name in _SPECIAL_IDS}) != len(_SPECIAL_IDS):
+            raise ValueError(f"pad_id, unk_id, bos_id and eos_id must differ, got "
+                             f"{[getattr(self, name) for name in _SPECIAL_IDS]}")
         return self
+
+    def _check_types(self) -> None:
+        """Raise ``ValueError`` naming the first field whose JSON type is wrong (``"8"``, ``8.7``, ``true``)."""
+
+        def fail(name: str, kind: str) -> None:
+            value = getattr(self, name)
+            raise ValueError(f"{name} must be {kind}, got {value!r} ({type(value).__name__})")
+
+        for name in _INTS:
+            if type(getattr(self, name)) is not int:  # bool is an int subclass: rejected too
+                fail(name, "an integer")
+        if self.window is not None and type(self.window) is not int:
+            fail("window", "an integer or null")
+        for name in _STRS:
+            if not isinstance(getattr(self, name), str):
+                fail(name, "a string")
+        for name in _BOOLS:
+            if type(getattr(self, name)) is not bool:
+                fail(name, "true or false")
+        for name in ("dropout", "length_ratio"):
+            value = getattr(self, name)
+            if type(value) not in (int, float) or not math.isfinite(value):
+                fail(name, "a finite number")
 
     def to_dict(self) -> dict[str, Any]:
         """The config as a JSON-ready dict."""
@@ -104,8 +154,10 @@ class ModelConfig:
         Raises:
             ValueError: On unknown or missing fields, or invalid values.
         """
+        if not isinstance(data, dict):
+            raise ValueError(f"the model config must be a JSON object, got {type(data).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(map(str, set(data) - names))
         if unknown:
             raise ValueError(f"unknown config field(s): {', '.join(unknown)}")
         try:

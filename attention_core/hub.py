@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from attention_core.config import ModelConfig
-from attention_core.data import get_task
+from attention_core.data import Task, get_task
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
 from attention_core.vocab import Vocab
@@ -94,12 +95,163 @@ def save_pretrained(translator: Translator, folder: str | Path, half: bool = Fal
     return folder
 
 
-def load_folder(folder: str | Path, device: torch.device | str = "cpu") -> Translator:
-    """Load a local model folder, checking that config, vocabularies and tensors agree.
+MAX_JSON_BYTES = {CONFIG: 1 << 20, SRC_VOCAB: 64 << 20, TGT_VOCAB: 64 << 20}
+"""Largest accepted ``config.json`` and vocabulary files; larger ones are refused unread."""
+MAX_MODEL_BYTES = 2 << 30
+"""Default cap on a model's float32 parameters (2 GiB), checked on the ``meta`` device before allocation."""
+WEIGHT_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+"""Tensor types accepted in ``model.safetensors`` (safetensors' names)."""
+
+
+def _read_json(folder: Path, name: str) -> Any:
+    """Parse one JSON file of a model folder, refusing an oversized one before reading it."""
+    path = folder / name
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES[name]:
+        raise ModelLoadError(f"{path} is {size:,} bytes; the limit is {MAX_JSON_BYTES[name]:,}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelLoadError(f"{path} is not valid UTF-8 JSON: {err}") from None
+
+
+def read_config(folder: str | Path) -> tuple[ModelConfig, Task, dict[str, Any]]:
+    """Read and validate ``config.json``: its format, task, model config (types and bounds) and metadata.
+
+    Args:
+        folder: A model folder.
+
+    Returns:
+        ``(model config, task, meta)``.
+
+    Raises:
+        ModelLoadError: Naming the file and the bad field.
+    """
+    folder = Path(folder)
+    path = folder / CONFIG
+    config = _read_json(folder, CONFIG)
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{path}: expected a JSON object, got {type(config).__name__}")
+    fmt = config.get("format")
+    if type(fmt) is not int or fmt != FORMAT:
+        raise ModelLoadError(f"{path}: format must be {FORMAT}, got {fmt!r} (written by another version?)")
+    unknown = sorted(map(str, set(config) - {"format", "task", "model", "meta"}))
+    if unknown:
+        raise ModelLoadError(f"{path}: unknown field(s) {', '.join(unknown)}")
+    meta = config.get("meta", {})
+    if not isinstance(meta, dict):
+        raise ModelLoadError(f"{path}: meta must be a JSON object, got {type(meta).__name__}")
+    if not isinstance(config.get("task"), str):
+        raise ModelLoadError(f"{path}: task must be a string, got {config.get('task')!r}")
+    if "model" not in config:
+        raise ModelLoadError(f"{path}: the model field is missing")
+    try:
+        task = get_task(config["task"])
+        cfg = ModelConfig.from_dict(config["model"])
+    except ValueError as err:
+        raise ModelLoadError(f"{path}: {err}") from None
+    return cfg, task, meta
+
+
+def read_vocabularies(folder: str | Path, cfg: ModelConfig) -> tuple[Vocab, Vocab]:
+    """Read both vocabularies and check them against the config (sizes, special ids, sharing).
+
+    Raises:
+        ModelLoadError: Naming the vocabulary file and what disagrees.
+    """
+    folder = Path(folder)
+    vocabs = []
+    for name, size in ((SRC_VOCAB, cfg.src_vocab_size), (TGT_VOCAB, cfg.tgt_vocab_size)):
+        if (folder / name).stat().st_size > MAX_JSON_BYTES[name]:
+            _read_json(folder, name)  # raises the size error
+        try:
+            vocab = Vocab.load(folder / name)
+        except ValueError as err:
+            raise ModelLoadError(str(err)) from None
+        if len(vocab) != size:
+            field = name.split("_")[0] + "_vocab_size"
+            raise ModelLoadError(f"{folder / name} holds {len(vocab)} tokens; config.json's {field} is {size}")
+        vocabs.append(vocab)
+    src, tgt = vocabs
+    for name in ("pad_id", "unk_id", "bos_id", "eos_id"):
+        if getattr(cfg, name) != getattr(tgt, name):
+            raise ModelLoadError(
+                f"{folder / CONFIG}: {name} is {getattr(cfg, name)}, but the vocabularies put "
+                f"{tgt.itos[getattr(tgt, name)]} at {getattr(tgt, name)}"
+            )
+    if cfg.share_embeddings and src.itos != tgt.itos:
+        raise ModelLoadError(f"{folder}: share_embeddings is set but the two vocabularies differ")
+    return src, tgt
+
+
+def expected_tensors(cfg: ModelConfig, max_bytes: int = MAX_MODEL_BYTES) -> dict[str, torch.Size]:
+    """The stored tensors a config implies, from a model built on the ``meta`` device (no memory).
+
+    Args:
+        cfg: A validated config.
+        max_bytes: Refuse a model whose float32 parameters would take more than this.
+
+    Returns:
+        ``{name: shape}`` of the tensors ``model.safetensors`` must hold (tied aliases left out).
+
+    Raises:
+        ModelLoadError: If the model would be larger than ``max_bytes``.
+    """
+    with torch.device("meta"):
+        model = build_model(cfg)
+    shapes = {k: v.shape for k, v in model.state_dict().items() if k not in model.tied_parameters}
+    size = 4 * sum(shape.numel() for shape in shapes.values())
+    if size > max_bytes:
+        raise ModelLoadError(
+            f"the config describes a model of {size / 2**30:.1f} GiB (float32); "
+            f"the limit is {max_bytes / 2**30:.1f} GiB"
+        )
+    return shapes
+
+
+def check_weights(path: str | Path, expected: dict[str, torch.Size]) -> None:
+    """Check a safetensors file's header (names, shapes, types) without reading its tensors.
+
+    Raises:
+        ModelLoadError: Naming up to five missing, unexpected or mismatched tensors.
+    """
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            slices = {k: f.get_slice(k) for k in f.keys()}
+            header = {k: (tuple(v.get_shape()), v.get_dtype()) for k, v in slices.items()}
+    except Exception as err:  # safetensors raises several error types for a damaged file
+        raise ModelLoadError(f"{path} is not a readable safetensors file: {err}") from None
+    problems = [f"missing tensor {k}" for k in expected if k not in header]
+    problems += [f"unexpected tensor {k}" for k in header if k not in expected]
+    problems += [
+        f"{k}: shape {header[k][0]} in the file, {tuple(shape)} for the config"
+        for k, shape in expected.items()
+        if k in header and header[k][0] != tuple(shape)
+    ]
+    problems += [
+        f"{k}: type {dtype}, expected one of {', '.join(WEIGHT_DTYPES)}"
+        for k, (_, dtype) in header.items()
+        if dtype not in WEIGHT_DTYPES
+    ]
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; … {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise ModelLoadError(f"{Path(path).parent}: weights do not match config.json ({shown})")
+
+
+def load_folder(
+    folder: str | Path, device: torch.device | str = "cpu", max_bytes: int = MAX_MODEL_BYTES
+) -> Translator:
+    """Load a local model folder, validating everything before allocating the model.
+
+    A model folder may come from an untrusted Hub repo, so the steps run from cheap to expensive:
+    file sizes, ``config.json`` (types, bounds, format, task), the vocabularies against the config,
+    the model's size on the ``meta`` device, the safetensors header against that model, and only
+    then the real model and its weights.
 
     Args:
         folder: A folder written by [`save_pretrained`][attention_core.hub.save_pretrained].
         device: Where to put the model.
+        max_bytes: Refuse models whose float32 parameters exceed this (default 2 GiB).
 
     Raises:
         ModelLoadError: With a message naming the missing file, bad field or mismatched tensor.
@@ -110,38 +262,29 @@ def load_folder(folder: str | Path, device: torch.device | str = "cpu") -> Trans
     missing = [name for name in FILES if not (folder / name).is_file()]
     if missing:
         raise ModelLoadError(f"model folder {folder} is missing {', '.join(missing)}")
+    cfg, task, meta = read_config(folder)
+    src_vocab, tgt_vocab = read_vocabularies(folder, cfg)
     try:
-        config = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
-        cfg = ModelConfig.from_dict(config["model"])
-        task = get_task(config["task"])
-        src_vocab, tgt_vocab = Vocab.load(folder / SRC_VOCAB), Vocab.load(folder / TGT_VOCAB)
-    except (ValueError, KeyError, TypeError) as err:
+        expected = expected_tensors(cfg, max_bytes)
+    except ModelLoadError as err:
         raise ModelLoadError(f"{folder / CONFIG}: {err}") from None
-    if len(src_vocab) != cfg.src_vocab_size or len(tgt_vocab) != cfg.tgt_vocab_size:
-        raise ModelLoadError(
-            f"{folder}: vocabulary sizes {len(src_vocab)}/{len(tgt_vocab)} do not match the config's "
-            f"{cfg.src_vocab_size}/{cfg.tgt_vocab_size}"
-        )
-    model = build_model(cfg)
+    check_weights(folder / WEIGHTS, expected)
     try:
         state = load_file(str(folder / WEIGHTS))
-    except Exception as err:  # safetensors raises several error types for a damaged file
+    except Exception as err:  # a file damaged after its header
         raise ModelLoadError(f"{folder / WEIGHTS} is not a readable safetensors file: {err}") from None
-    expected = {k: v for k, v in model.state_dict().items() if k not in model.tied_parameters}
-    problems = [f"missing tensor {k}" for k in expected if k not in state]
-    problems += [f"unexpected tensor {k}" for k in state if k not in expected]
-    problems += [
-        f"{k}: shape {tuple(state[k].shape)} in the file, {tuple(v.shape)} for the config"
-        for k, v in expected.items()
-        if k in state and state[k].shape != v.shape
-    ]
-    if problems:
-        shown = "; ".join(problems[:5]) + (f"; … {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise ModelLoadError(f"{folder}: weights do not match config.json ({shown})")
-    state = {k: v.to(expected[k].dtype) for k, v in state.items()}
+    model = build_model(cfg)
+    state = {k: v.float() for k, v in state.items()}
+    if not all(bool(torch.isfinite(v).all()) for v in state.values()):
+        bad = next(k for k, v in state.items() if not bool(torch.isfinite(v).all()))
+        raise ModelLoadError(f"{folder / WEIGHTS}: tensor {bad} holds NaN or infinite values")
     state.update({alias: state[source] for alias, source in model.tied_parameters.items()})
     model.load_state_dict(state)
-    return Translator(model.to(device).eval(), src_vocab, tgt_vocab, task, config.get("meta", {}))
+    return Translator(model.to(device).eval(), src_vocab, tgt_vocab, task, meta)
+
+
+HUB_PREFIX = "hf://"
+"""Prefix that makes a name a Hub repo id, even when a local folder has the same name."""
 
 
 def from_pretrained(
@@ -149,18 +292,30 @@ def from_pretrained(
 ) -> Translator:
     """Load a model from a local folder or a Hub repo id (downloaded through ``huggingface_hub``).
 
+    The choice is explicit: ``hf://user/repo`` is always the Hub, a ``Path``, a name starting with
+    ``.``, ``/`` or ``~`` or one with more than one ``/`` is always local. A bare ``user/repo`` is the
+    Hub unless a local folder has that name, in which case the call is refused as ambiguous.
+
     Args:
-        name_or_path: A folder, or a repo id such as ``user/attention-lab-couplet``.
+        name_or_path: A folder, or a repo id such as ``user/attention-lab-couplet`` or ``hf://user/repo``.
         device: Where to put the model.
         revision: Hub revision (branch, tag or commit) for a repo id.
 
     Raises:
-        ModelLoadError: If the folder or repo cannot be read or does not hold a valid model.
+        ModelLoadError: If the folder or repo cannot be read or does not hold a valid model, or a bare
+            name is both a local folder and a possible repo id.
     """
     text = str(name_or_path)
-    if Path(name_or_path).exists() or text.startswith((".", "/", "~")) or text.count("/") > 1:
+    if text.startswith(HUB_PREFIX):
+        return load_folder(pull(text[len(HUB_PREFIX):], revision=revision), device)
+    if isinstance(name_or_path, Path) or text.startswith((".", "/", "~")) or text.count("/") != 1:
         return load_folder(Path(name_or_path).expanduser(), device)
-    return load_folder(pull(str(name_or_path), revision=revision), device)
+    if Path(text).exists():
+        raise ModelLoadError(
+            f"{text!r} is both a local folder and a Hub repo id: write ./{text} for the folder "
+            f"or {HUB_PREFIX}{text} for the Hub repo"
+        )
+    return load_folder(pull(text, revision=revision), device)
 
 
 def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None = None) -> Path:

@@ -37,6 +37,10 @@ class Vocab:
     """
 
     def __init__(self, tokens: Sequence[str], min_freq: int = 1, counts: Sequence[int] | None = None) -> None:
+        tokens = list(tokens)
+        bad = [t for t in tokens if not isinstance(t, str) or not t]
+        if bad:
+            raise ValueError(f"vocabulary tokens must be non-empty strings, got {bad[0]!r} ({type(bad[0]).__name__})")
         self.itos: list[str] = list(SPECIALS) + [t for t in tokens if t not in SPECIALS]
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
         self.min_freq = min_freq
@@ -104,10 +108,20 @@ class Vocab:
         """Read a vocabulary written by [`save`][attention_core.vocab.Vocab.save].
 
         Raises:
-            ValueError: If the file is not a vocabulary of this format.
+            ValueError: If the file is not a vocabulary of this format: not JSON, specials not first,
+                a token that is not a non-empty string, duplicates, or malformed ``min_freq``/``counts``.
         """
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: not valid UTF-8 JSON ({err})") from None
         tokens = data.get("tokens") if isinstance(data, dict) else None
         if not isinstance(tokens, list) or tuple(tokens[:4]) != SPECIALS:
             raise ValueError(f"{path}: not an Attention Lab vocabulary (specials {SPECIALS} first)")
-        return cls(tokens[4:], int(data.get("min_freq", 1)), data.get("counts"))
+        min_freq = data.get("min_freq", 1)
+        if type(min_freq) is not int or min_freq < 0:
+            raise ValueError(f"{path}: min_freq must be a non-negative integer, got {min_freq!r}")
+        try:
+            return cls(tokens[4:], min_freq, data.get("counts"))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{path}: {err}") from None
