@@ -16,8 +16,10 @@ Modes (Luong et al. 2015, §3.1–3.2):
   product so every row stays a distribution (adding the log-Gaussian before the softmax, which is the
   same thing); outside ``[p_t − D, p_t + D]`` the weights are exactly zero.
 
-Mask convention: ``True`` marks a real token. Every row keeps at least one valid key (the window
-centre is always clamped to a real source position), so no NaN is ever produced or patched.
+Mask convention: ``True`` marks a real token. Every row keeps at least one valid key, so no NaN is
+ever produced or patched: the model's window centres are clamped to real source positions, and when a
+caller's window holds no real key (a centre past the end of the source), the row attends to the real
+key nearest the centre instead, decided before the softmax.
 """
 
 from __future__ import annotations
@@ -69,7 +71,9 @@ def attention(
 
     Returns:
         ``(context, weights)``: context ``(B, T, H)`` and weights ``(B, T, S)``. Weights are
-        exactly zero on padding and outside the window, and every row sums to 1.
+        exactly zero on padding and outside the window, and every row sums to 1. A window that holds
+        no real key falls back to the one real key nearest its centre (weight 1); each row of
+        ``mask`` must hold at least one real key.
 
     Examples:
         >>> import torch
@@ -86,6 +90,10 @@ def attention(
         positions = torch.arange(S, device=scores.device, dtype=torch.float32)
         distance = positions.view(1, 1, S) - window.centre.float().unsqueeze(-1)  # (B, T, S)
         valid = valid & (distance.abs() <= window.half_width)
+        # a window over padding only keeps the real key nearest its centre (no row is left empty)
+        far = distance.abs().masked_fill(~mask[:, None, :], float("inf"))  # (B, T, S)
+        nearest = F.one_hot(far.argmin(dim=-1), S).bool()  # (B, T, S)
+        valid = torch.where(valid.any(dim=-1, keepdim=True), valid, nearest)
         if window.gaussian:
             sigma = window.half_width / 2
             scores = scores - (distance.pow(2) / (2 * sigma**2)).to(scores.dtype)

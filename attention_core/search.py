@@ -161,8 +161,13 @@ def beam_search(
     """Batched beam search with length normalisation.
 
     Each sentence keeps ``beam_size`` live hypotheses; one that emits ``<eos>`` is set aside with
-    the score ``log p / len^alpha`` (``len`` counts ``<eos>``). A sentence is done when it has
-    ``beam_size`` finished hypotheses; the best normalised one is returned, with its attention.
+    the score ``log p / len^alpha`` (``len`` counts ``<eos>``). A sentence is done when it has at
+    least ``beam_size`` finished hypotheses *and* none of its live hypotheses scores better, by the
+    same normalised score at its current length, than the best finished one; the best finished
+    hypothesis is then returned, with its attention. (Stopping at the ``beam_size``-th finished
+    hypothesis alone could return a short or empty output while a longer live one already scored
+    better.) The rule is still a heuristic: a live hypothesis that scores worse now but would
+    overtake after more tokens is not pursued.
 
     Args:
         model: The model (in eval mode).
@@ -217,19 +222,20 @@ def beam_search(
         is_eos = (y == cfg.eos_id) & torch.isfinite(beam_scores)
         for flat in is_eos.nonzero().flatten().tolist():
             b = flat // K
-            if len(finished[b]) < K:
-                raw = float(beam_scores[flat])
-                hyp = _hypothesis(
-                    tokens[flat],
-                    attn[flat],
-                    None if cents is None else cents[flat],
-                    raw,
-                    lengths[b],
-                    cfg.eos_id,
-                )
-                finished[b].append((raw / (t + 1) ** alpha, hyp))
+            raw = float(beam_scores[flat])
+            hyp = _hypothesis(
+                tokens[flat],
+                attn[flat],
+                None if cents is None else cents[flat],
+                raw,
+                lengths[b],
+                cfg.eos_id,
+            )
+            finished[b].append((raw / (t + 1) ** alpha, hyp))
         beam_scores = beam_scores.masked_fill(is_eos, float("-inf"))
-        full = torch.tensor([len(f) >= K for f in finished], device=device)
+        live_best = (beam_scores.view(B, K).max(dim=1).values / (t + 1) ** alpha).tolist()  # (B,)
+        done = [len(f) >= K and max(score for score, _ in f) >= live for f, live in zip(finished, live_best)]
+        full = torch.tensor(done, device=device)
         beam_scores = beam_scores.view(B, K).masked_fill(full.unsqueeze(1), float("-inf")).view(-1)
         if bool(full.all()):
             break
