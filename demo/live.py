@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import gradio as gr
 import plotly.graph_objects as go
 import torch
+from torch import nn
 
 from attention_core.config import ModelConfig
 from attention_core.search import greedy
@@ -122,16 +123,57 @@ def evaluate_toy(model: Seq2Seq, batch, window: int | None) -> float:
     return correct / max(1, total)
 
 
-def build_toy_model(settings: LiveSettings) -> Seq2Seq:
-    """The small model the tab trains (hidden 64), from the settings."""
-    torch.manual_seed(settings.seed)
+def initialise(model: nn.Module, generator: torch.Generator) -> nn.Module:
+    """Draw every parameter from ``generator`` with PyTorch's default distributions.
+
+    Embeddings ``N(0, 1)`` (padding row zero), RNNs ``U(±1/√H)``, linear layers ``U(±1/√fan_in)``.
+    Used instead of ``torch.manual_seed`` so a request never touches the process-wide random state
+    the other visitors' requests share.
+
+    Args:
+        model: A model whose parameters may be uninitialised (e.g. after ``to_empty``).
+        generator: The session's generator.
+
+    Returns:
+        The model, initialised in place.
+    """
+    with torch.no_grad():
+        for module in model.modules():
+            own = list(module.parameters(recurse=False))
+            if not own:
+                continue
+            if isinstance(module, nn.Embedding):
+                module.weight.normal_(generator=generator)
+                if module.padding_idx is not None:
+                    module.weight[module.padding_idx].zero_()
+                continue
+            if isinstance(module, nn.RNNBase):
+                fan_in = module.hidden_size
+            elif isinstance(module, nn.Linear):
+                fan_in = module.in_features
+            else:
+                raise TypeError(f"no initialisation rule for {type(module).__name__}")
+            for param in own:
+                param.uniform_(-fan_in**-0.5, fan_in**-0.5, generator=generator)
+    return model
+
+
+def build_toy_model(settings: LiveSettings, generator: torch.Generator | None = None) -> Seq2Seq:
+    """The small model the tab trains (hidden 64), from the settings.
+
+    It is built on the ``meta`` device and initialised from ``generator`` (default: one seeded with
+    ``settings.seed``), so the global torch seed is neither read nor set.
+    """
+    generator = generator or torch.Generator().manual_seed(settings.seed)
     cfg = ModelConfig(
         src_vocab_size=4 + SYMBOLS, tgt_vocab_size=4 + SYMBOLS,
         decoder="luong" if settings.attention else "none", score=settings.score,
         attention="local-m" if settings.window else "global", window=settings.window,
         hidden_size=64, emb_size=32, dropout=0.0,
     )
-    return build_model(cfg)
+    with torch.device("meta"):
+        model = build_model(cfg)
+    return initialise(model.to_empty(device="cpu"), generator)
 
 
 def train_live(settings: LiveSettings) -> Iterator[LiveUpdate]:
@@ -145,9 +187,9 @@ def train_live(settings: LiveSettings) -> Iterator[LiveUpdate]:
         ``MAX_SECONDS``, whichever is first.
     """
     settings.validate()
-    model = build_toy_model(settings)
+    data = torch.Generator().manual_seed(settings.seed)  # this session's randomness: init, then batches
+    model = build_toy_model(settings, data)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    data = torch.Generator().manual_seed(settings.seed)
     dev = sample_batch(settings.task, 64, settings.min_len, settings.max_len, SYMBOLS,
                        torch.Generator().manual_seed(settings.seed + 1))
     n = settings.max_len

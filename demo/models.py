@@ -1,12 +1,21 @@
-"""The models the app serves, loaded once at start-up from the bundled folder or a Hub repo."""
+"""The models the app serves, loaded once at start-up from the bundled folder or a Hub repo.
+
+Models are loaded on the CPU (or the device asked for) and placed on CUDA by
+[`ModelRegistry.get`][demo.models.ModelRegistry.get] when a request finds CUDA available. On a
+ZeroGPU Space CUDA exists only inside a ``spaces.GPU``-decorated call, which is where the handlers
+call ``get``; elsewhere a GPU machine simply gets its models on the GPU at the first request.
+"""
 
 from __future__ import annotations
 
+import copy
+import re
+import threading
 from pathlib import Path
 
 import torch
 
-from attention_core.hub import ModelLoadError, load_folder
+from attention_core.hub import FILES, ModelLoadError, load_folder
 from attention_core.pipeline import Translator
 
 BUNDLED = Path(__file__).resolve().parents[1] / "models"
@@ -25,6 +34,11 @@ VARIANT_LABELS: dict[str, str] = {
 
 DEFAULT_VARIANT = "luong-general"
 
+ZOO_PATTERNS = [f"*/*/{name}" for name in (*FILES, "README.md")]
+"""What ``from_hub`` downloads from a zoo repo: the model files of each ``<task>/<variant>/``, nothing else."""
+REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+"""A Hub repo id, ``namespace/name``."""
+
 
 class ModelRegistry:
     """Translators by task and variant.
@@ -32,37 +46,58 @@ class ModelRegistry:
     Args:
         models: ``{task: {variant: translator}}``.
         source: Where they came from (shown in the app).
+        device: Serve on this device; ``None`` serves on CUDA whenever a request finds it available
+            (a ZeroGPU call), else where the models were loaded.
     """
 
-    def __init__(self, models: dict[str, dict[str, Translator]], source: str = "") -> None:
+    def __init__(
+        self, models: dict[str, dict[str, Translator]], source: str = "", device: str | torch.device | None = None
+    ) -> None:
         self.models = models
         self.source = source
+        self.device = None if device is None else torch.device(device)
+        self._placed: dict[tuple[str, str, torch.device], Translator] = {}
+        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, root: str | Path = BUNDLED, device: str | torch.device | None = None) -> ModelRegistry:
-        """Load every ``<task>/<variant>/`` model folder under ``root``.
+        """Load every ``<task>/<variant>/`` model folder under a local ``root``.
+
+        Args:
+            root: A local folder (never a Hub repo id: use [`from_hub`][demo.models.ModelRegistry.from_hub]).
+            device: Load and serve there; ``None`` loads on the CPU and serves on CUDA when a request
+                finds it available.
 
         Raises:
             ModelLoadError: If ``root`` holds no model, or one folder is broken (named in the message).
         """
         root = Path(root)
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if not root.is_dir():
+            raise ModelLoadError(f"model folder {root} does not exist (a Hub repo id goes to --hub-repo)")
         models: dict[str, dict[str, Translator]] = {}
         for config in sorted(root.glob("*/*/config.json")):
-            translator = load_folder(config.parent, device)
+            translator = load_folder(config.parent, device or "cpu")
             models.setdefault(translator.task.name, {})[config.parent.name] = translator
         if not models:
             raise ModelLoadError(f"no models under {root} (expected <task>/<variant>/config.json)")
-        return cls(models, "bundled zoo models/" if root.resolve() == BUNDLED else str(root))
+        return cls(models, "bundled zoo models/" if root.resolve() == BUNDLED else str(root), device)
 
     @classmethod
     def from_hub(cls, repo_id: str, revision: str | None = None,
                  device: str | torch.device | None = None) -> ModelRegistry:
-        """Download a zoo repo laid out as ``<task>/<variant>/`` and load it."""
+        """Download a zoo repo laid out as ``<task>/<variant>/`` (its model files only) and load it.
+
+        Always the Hub: a local folder with the same name is never used instead.
+
+        Raises:
+            ModelLoadError: If ``repo_id`` is not ``namespace/name``, the download fails, or a model is broken.
+        """
         from huggingface_hub import snapshot_download
 
+        if not REPO_ID.match(repo_id):
+            raise ModelLoadError(f"{repo_id!r} is not a Hub repo id (namespace/name); a local zoo goes to --models")
         try:
-            folder = snapshot_download(repo_id, revision=revision)
+            folder = snapshot_download(repo_id, revision=revision, allow_patterns=ZOO_PATTERNS)
         except Exception as err:  # network, auth or missing repo: one readable line
             raise ModelLoadError(f"cannot download {repo_id!r}: {str(err).splitlines()[0]}") from None
         registry = cls.load(folder, device)
@@ -86,13 +121,26 @@ class ModelRegistry:
         return DEFAULT_VARIANT if DEFAULT_VARIANT in names else (names[0] if names else None)
 
     def get(self, task: str, variant: str) -> Translator:
-        """The translator of one variant.
+        """The translator of one variant, on the device this call should use.
+
+        With ``device=None``, a call that finds CUDA available (inside a ZeroGPU ``spaces.GPU`` call,
+        or on any GPU machine) gets a copy on CUDA, made once and kept; otherwise the loaded one.
 
         Raises:
             KeyError: With the available variants, if it is not loaded.
         """
         try:
-            return self.models[task][variant]
+            translator = self.models[task][variant]
         except KeyError:
             have = ", ".join(v for _, v in self.variants(task)) or "none"
             raise KeyError(f"no {task} model {variant!r} is loaded (available: {have})") from None
+        target = self.device or (torch.device("cuda") if torch.cuda.is_available() else translator.device)
+        if translator.device == target or (target.type == translator.device.type == "cuda" and target.index is None):
+            return translator
+        key = (task, variant, target)
+        with self._lock:
+            if key not in self._placed:
+                model = copy.deepcopy(translator.model).to(target).eval()
+                self._placed[key] = Translator(model, translator.src_vocab, translator.tgt_vocab,
+                                               translator.task, translator.meta)
+            return self._placed[key]
