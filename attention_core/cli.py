@@ -20,7 +20,7 @@ from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
-from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
+from attention_core.hub import HubError, ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
 from attention_core.pipeline import InputError, Output, Translator
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
@@ -286,11 +286,15 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             atomic_write_text(Path(args.out) / "README.md", readme.read_text(encoding="utf-8"))
         print(f"exported to {args.out}")
         return 0
-    if args.command == "push":
-        print(push(args.model, args.repo, private=args.private))
-        return 0
-    if args.command == "pull":
-        print(pull(args.repo, args.revision, args.out))
+    if args.command in ("push", "pull"):
+        try:
+            if args.command == "push":
+                print(push(args.model, args.repo, private=args.private))
+            else:
+                print(pull(args.repo, args.revision, args.out))
+        except (HubError, ModelLoadError) as err:  # no or bad token, unreachable Hub, missing repo or file
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         return 0
     raise AssertionError(args.command)
 

@@ -355,12 +355,21 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     return folder
 
 
+HTTP_CLIENTS = ("httpx", "httpx2", "requests", "urllib3")
+"""Packages whose exceptions mean the Hub could not be reached (``huggingface_hub`` has used each)."""
+
+
+class HubError(RuntimeError):
+    """A Hub request failed: no token, a refused token, no permission, or the Hub cannot be reached."""
+
+
 def push(
     folder: str | Path,
     repo_id: str,
     token: str | None = None,
     private: bool = False,
     message: str = "Upload Attention Lab model",
+    path_in_repo: str = "",
 ) -> str:
     """Upload a model folder to the Hub (creating the repo if needed).
 
@@ -372,19 +381,45 @@ def push(
         token: Optional token.
         private: Create the repo as private.
         message: Commit message.
+        path_in_repo: Upload into this subfolder, e.g. ``translation/none`` to fill a zoo repo
+            that ``python app.py --hub-repo`` can serve; ``""`` for the repo's root.
 
     Returns:
         The URL of the commit.
+
+    Raises:
+        ModelLoadError: If the folder is not a valid model (nothing is uploaded).
+        HubError: Without a token, with a refused one, or when the Hub cannot be reached.
     """
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     load_folder(folder)  # never upload a broken model
+    token = token or get_token()
+    if not token:
+        raise HubError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (a token with write access)")
     api = HfApi(token=token)
-    api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
-    info = api.upload_folder(
-        folder_path=str(folder),
-        repo_id=repo_id,
-        commit_message=message,
-        allow_patterns=[*FILES, "README.md"],
-    )
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+        info = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            path_in_repo=path_in_repo or None,
+            commit_message=message,
+            allow_patterns=[*FILES, "README.md"],
+        )
+    except OfflineModeIsEnabled:
+        raise HubError(f"cannot push to {repo_id!r}: HF_HUB_OFFLINE is set") from None
+    except HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        if status in (401, 403):
+            raise HubError(
+                f"the Hub refused the token for {repo_id!r} (HTTP {status}): check that HF_TOKEN "
+                "is valid and has write access to that namespace"
+            ) from None
+        raise HubError(f"cannot push to {repo_id!r}: {str(err).splitlines()[0]}") from None
+    except Exception as err:  # connection refused, DNS, timeouts: the HTTP client's own errors
+        if isinstance(err, OSError) or type(err).__module__.split(".")[0] in HTTP_CLIENTS:
+            raise HubError(f"cannot reach the Hub to push {repo_id!r}: {err}") from None
+        raise
     return str(getattr(info, "commit_url", info))

@@ -3,6 +3,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -150,3 +151,68 @@ def test_the_app_loads_a_zoo_from_a_hub_repo(tmp_path):
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("hf://lab/zoo") and "luong-concat" in lines[0]
     assert lines[1] == translator.translate(["春风"])[0].text
+
+
+PUSH_SCRIPT = """
+import json, os, sys
+from attention_core.cli import main
+from attention_core.hub import push
+from demo.models import ModelRegistry
+from safetensors.torch import save_file
+
+model, pulled, app_out, extra = sys.argv[1:5]
+codes = [main(["push", "--model", model, "--repo", "lab/none"])]
+push(model, "lab/zoo", path_in_repo="translation/none")
+open(extra, "wb").write(b"x" * 1000)  # a file the app's zoo download must not fetch
+codes.append(main(["pull", "--repo", "lab/none", "--out", pulled]))
+t = ModelRegistry.from_hub("lab/zoo", device="cpu").get("translation", "none")
+tied = t.model.tied_parameters
+save_file({k: v.contiguous() for k, v in t.model.state_dict().items() if k not in tied}, app_out)
+os.environ["HF_TOKEN"] = "bad-token-123"
+codes.append(main(["push", "--model", model, "--repo", "lab/none"]))
+del os.environ["HF_TOKEN"]
+codes.append(main(["push", "--model", model, "--repo", "lab/none"]))
+print(json.dumps(codes))
+"""
+
+
+def test_push_then_pull_round_trip_through_a_local_hub_server(tmp_path):
+    """``attention-lab push`` → ``attention-lab pull`` and the app's ``--hub-repo`` give back every tensor."""
+    from hub_server import serve
+
+    bundled = Path(__file__).resolve().parents[1] / "models" / "translation" / "none"
+    model = tmp_path / "none"
+    shutil.copytree(bundled, model)
+    (model / "notes.txt").write_text("not part of a model")  # push uploads model files only
+    server, endpoint = serve(tmp_path / "repos", tokens=frozenset({"secret"}))
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
+           "HF_TOKEN": "secret", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+           "HF_HUB_ETAG_TIMEOUT": "5", "HF_HUB_DOWNLOAD_TIMEOUT": "5"}
+    extra = tmp_path / "repos" / "lab" / "zoo" / "translation" / "none" / "optimizer.bin"
+    args = [str(model), str(tmp_path / "pulled"), str(tmp_path / "app.safetensors"), str(extra)]
+    try:
+        result = subprocess.run([sys.executable, "-c", PUSH_SCRIPT, *args], env=env, capture_output=True,
+                                text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [0, 0, 2, 2]
+    assert "the Hub refused the token for 'lab/none' (HTTP 401)" in result.stderr
+    assert "no Hugging Face token: set HF_TOKEN" in result.stderr
+    assert "bad-token-123" not in result.stderr + result.stdout
+    files = ["README.md", "config.json", "model.safetensors", "src_vocab.json", "tgt_vocab.json"]
+    assert [(repo, sorted(paths)) for repo, _, paths in server.commits] == [
+        ("lab/none", files), ("lab/zoo", [f"translation/none/{f}" for f in files])]
+    original = load_file(str(bundled / "model.safetensors"))
+    pulled = load_file(str(tmp_path / "pulled" / "model.safetensors"))
+    assert original.keys() == pulled.keys()
+    for name, tensor in original.items():
+        assert pulled[name].dtype == tensor.dtype
+        assert torch.equal(pulled[name], tensor), name
+    for name in ("README.md", "config.json", "src_vocab.json", "tgt_vocab.json"):  # the model card included
+        assert (tmp_path / "pulled" / name).read_bytes() == (bundled / name).read_bytes()
+    served = load_file(str(tmp_path / "app.safetensors"))
+    assert served.keys() == original.keys()
+    for name, tensor in original.items():
+        torch.testing.assert_close(served[name], tensor.float(), rtol=0, atol=0)
+    assert not list((tmp_path / "hf").rglob("optimizer.bin"))  # the zoo download fetched model files only
