@@ -55,3 +55,15 @@ def test_beam_search_does_not_stop_at_an_empty_output_while_a_longer_one_scores_
     hyp = beam_search(model, src, lengths, beam_size=2, max_len=6, alpha=1.0)[0]
     assert hyp.tokens == [a, b] and hyp.finished
     assert math.isclose(hyp.score, math.log(0.40 * 0.80 * 0.95), rel_tol=1e-5)
+
+
+def test_the_registry_serves_a_placed_copy_and_keeps_the_loaded_model():
+    from app_fixtures import small_registry
+
+    registry = small_registry()
+    loaded = registry.models["couplet"]["none"]
+    assert registry.get("couplet", "none") is loaded  # no CUDA here: served where it was loaded
+    registry.device = torch.device("meta")  # stands in for CUDA: a copy is placed once, then reused
+    placed = registry.get("couplet", "none")
+    assert placed.device.type == "meta" and loaded.device.type == "cpu"
+    assert registry.get("couplet", "none") is placed
