@@ -22,12 +22,17 @@ The rules a reader judges a couplet by are switches in [`CoupletRules`][attentio
   下联s follow the classical rule: after a 上联 ending on 平 they still end on 平 97 % of the time on
   the couplet test set (83 % on poetry-couplet, where Mandarin reads many old 入声 characters as 平),
   so ``"opposite"`` would push a model past the references;
-* **cliché penalty** ``λ`` — each character ``y`` loses ``λ · max(0, log(N · p(y)))`` of
-  log-probability, where ``p(y)`` is its frequency in the training couplets and ``N`` the number of
-  distinct characters: characters more frequent than a uniform share (春, 风, 新) pay in
-  proportion to the log of their excess, rarer ones pay nothing. It is the frequent-token side of
-  the anti-language-model objective of Li et al. 2016 (*A Diversity-Promoting Objective Function
-  for Neural Conversation Models*, Eq. 4), which lowers the score of generic outputs.
+* **cliché penalty** ``λ`` — each character ``y`` loses ``λ · o(y)`` of log-probability, where
+  ``o(y) ≥ 0`` is how much the model **over-produces** it: the log of its share among the model's
+  outputs over its share among human 下联s, measured by
+  [`calibrate_overproduction`][attention_core.couplet.calibrate_overproduction] on training 上联s
+  and stored with the model (``meta["overproduction"]``). Characters the model does not over-produce
+  pay nothing. Calibration runs in rounds (the second measures what the first round's penalty
+  shifts the collapse onto: 春 → 图 → 宏), so at ``λ = 1`` the model's character frequencies roughly
+  match the references'. A model without that table falls back to the corpus frequency of the
+  vocabulary counts, ``o(y) = max(0, log(N · p(y)))``. It is the over-production side of the
+  anti-language-model objective of Li et al. 2016 (*A Diversity-Promoting Objective Function for
+  Neural Conversation Models*, Eq. 4), which lowers the score of generic outputs.
 
 When the rules leave a row no allowed token, they are relaxed one at a time, the least important
 first (tone, then no new repetition, then no reuse, then mirror); the structural rules never are,
@@ -36,16 +41,22 @@ so the output is never ``<pad>`` or ``<unk>``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import weakref
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
 from attention_core.metrics import repetition_pattern, tone_class
 from attention_core.vocab import SPECIALS, Vocab, is_punctuation
+
+if TYPE_CHECKING:  # the pipeline imports this module
+    from attention_core.pipeline import Translator
 
 
 @dataclass(frozen=True)
@@ -57,8 +68,8 @@ class CoupletRules:
         no_reuse: Never use a character of the 上联 (重字).
         tone: ``"classical"`` (end on 平 after a 上联 ending on 仄), ``"opposite"`` (end on the class
             opposite to the 上联's last character) or ``"off"``; see the module docstring.
-        cliche_penalty: ``λ`` of the penalty on characters more frequent than a uniform share
-            (0 disables it); needs a vocabulary with counts.
+        cliche_penalty: ``λ`` of the penalty on characters the model over-produces (0 disables it);
+            see the module docstring.
     """
 
     mirror: bool = True
@@ -98,19 +109,33 @@ def vocab_tones(vocab: Vocab) -> Tensor:
     return _TONES[vocab]
 
 
-def cliche_penalties(vocab: Vocab, strength: float) -> Tensor | None:
-    """Per-token penalty ``λ · max(0, log(N · p(y)))`` (``(V,)``), or ``None`` without counts or λ = 0.
+def cliche_penalties(vocab: Vocab, strength: float, overproduction: dict[str, float] | None = None) -> Tensor | None:
+    """Per-token penalty ``λ · o(y)`` (``(V,)``), or ``None`` when there is nothing to penalise.
 
     Args:
-        vocab: A vocabulary whose ``counts`` were recorded when it was built.
+        vocab: The target vocabulary.
         strength: ``λ``.
+        overproduction: ``o(y)`` by character, from
+            [`calibrate_overproduction`][attention_core.couplet.calibrate_overproduction]; ``None``
+            falls back to the corpus frequency ``max(0, log(N · p(y)))`` of ``vocab.counts``.
 
     Examples:
         >>> v = Vocab(["春", "风", "鹤"], counts=[0, 0, 0, 0, 80, 15, 5])
-        >>> [round(x, 2) for x in cliche_penalties(v, 1.0).tolist()[4:]]
+        >>> [round(x, 2) for x in cliche_penalties(v, 1.0).tolist()[4:]]  # corpus frequency
         [0.88, 0.0, 0.0]
+        >>> [round(x, 2) for x in cliche_penalties(v, 0.5, {"春": 2.0, "鹤": 1.0}).tolist()[4:]]
+        [1.0, 0.0, 0.5]
     """
-    if not strength or vocab.counts is None:
+    if not strength:
+        return None
+    if isinstance(overproduction, dict):
+        penalty = torch.zeros(len(vocab))
+        for ch, value in overproduction.items():
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if isinstance(ch, str) and ch in vocab and number and math.isfinite(value) and value > 0:
+                penalty[vocab.stoi[ch]] = value
+        return strength * penalty if penalty.any() else None
+    if vocab.counts is None:
         return None
     counts = torch.tensor(vocab.counts, dtype=torch.float64)
     counts[: len(SPECIALS)] = 0  # specials are never penalised
@@ -119,6 +144,48 @@ def cliche_penalties(vocab: Vocab, strength: float) -> Tensor | None:
         return None
     share = counts / counts.sum()
     return (strength * torch.log(share * seen).clamp_min(0.0)).float()
+
+
+def calibrate_overproduction(
+    translator: Translator,
+    pairs: Sequence[tuple[str, str]],
+    rounds: int = 3,
+    beam_size: int = 5,
+    rules: CoupletRules | None = None,
+) -> dict[str, float]:
+    """Measure which characters a couplet model over-produces, and by how much (``o(y)``, in nats).
+
+    Each round decodes the 上联s of ``pairs`` with the penalty measured so far at ``λ = 1`` and adds
+    ``max(0, log(f_model(y) / f_ref(y)))`` for every character, where ``f_model`` is the character's
+    share among the outputs and ``f_ref`` its (add-one smoothed) share among the human 下联s of the
+    same pairs. The result is stored as ``translator.meta["overproduction"]`` (and returned); the
+    cliché penalty reads it. Use training pairs, never a test set.
+
+    Args:
+        translator: A couplet model.
+        pairs: ``(上联, 下联)`` texts to measure on.
+        rounds: Decoding rounds.
+        beam_size: Beam size of the measuring decodes.
+        rules: The other rules while measuring (default: ``CoupletRules()``); the penalty is set to 1.
+
+    Returns:
+        ``{character: o(y)}`` for the characters with ``o(y) > 0``, rounded to 3 decimals.
+    """
+    rules = dataclasses.replace(rules or CoupletRules(), cliche_penalty=1.0)
+    task, vocab = translator.task, translator.tgt_vocab
+    refs = Counter(ch for _, ref in pairs for ch in task.tokenize_tgt(ref) if not is_punctuation(ch))
+    total_ref = sum(refs.values())
+    table: dict[str, float] = {}
+    translator.meta["overproduction"] = table
+    for _ in range(rounds):
+        outputs = translator.translate([s for s, _ in pairs], beam_size=beam_size, rules=rules)
+        made = Counter(ch for out in outputs for ch in out.tokens if not is_punctuation(ch))
+        total = sum(made.values())
+        for ch, n in made.items():
+            excess = math.log((n / total) / ((refs[ch] + 1) / (total_ref + len(vocab))))
+            if excess > 0:
+                table[ch] = round(table.get(ch, 0.0) + excess, 3)
+    return table
 
 
 class CoupletConstraint:
@@ -130,6 +197,8 @@ class CoupletConstraint:
         vocab: The target vocabulary.
         rules: Which reader's rules to enforce; default [`CoupletRules()`][attention_core.couplet.CoupletRules].
         device: Device of the log-probabilities.
+        overproduction: The model's over-production table for the cliché penalty (see
+            [`cliche_penalties`][attention_core.couplet.cliche_penalties]).
 
     Examples:
         >>> v = Vocab(list("风声雨事家国天下"))
@@ -148,6 +217,7 @@ class CoupletConstraint:
         vocab: Vocab,
         rules: CoupletRules | None = None,
         device: torch.device | str = "cpu",
+        overproduction: dict[str, float] | None = None,
     ) -> None:
         rules = (rules or CoupletRules()).validate()
         B, S = len(sources), max((len(s) for s in sources), default=0)
@@ -182,7 +252,7 @@ class CoupletConstraint:
         self.word_vocab = ~self.punct_vocab
         self.word_vocab[[vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id]] = False
         self.tones = vocab_tones(vocab).to(device)  # (V,)
-        penalty = cliche_penalties(vocab, rules.cliche_penalty)
+        penalty = cliche_penalties(vocab, rules.cliche_penalty, overproduction)
         self.penalty = None if penalty is None else penalty.to(device)  # (V,)
         self.eos_id = vocab.eos_id
 

@@ -131,7 +131,8 @@ class Translator:
             batch = make_batch([(self.src_vocab.encode(s), [0]) for s in sources]).to(self.device)
             constraint = None
             if constrained:
-                constraint = CoupletConstraint(sources, self.tgt_vocab, rules, self.device)
+                constraint = CoupletConstraint(sources, self.tgt_vocab, rules, self.device,
+                                                self.meta.get("overproduction"))
             args = dict(max_len=max_len, window=window, hard=hard, constraint=constraint)
             if beam_size == 1:
                 hyps = greedy(self.model, batch.src, batch.src_lengths, **args)

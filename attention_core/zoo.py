@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from attention_core.couplet import calibrate_overproduction
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
 from attention_core.hub import atomic_write_text, load_folder, save_pretrained
@@ -63,7 +65,7 @@ RECIPES: dict[str, TaskRecipe] = {
     "couplet": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
         train=TrainConfig(
-            epochs=4, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40,
+            epochs=3, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40,
             full_data_epochs=1, extra_ratio=1.0,
         ),
         window=2,
@@ -207,6 +209,14 @@ def claim(run_dir: Path) -> Iterator[bool]:
     yield False
 
 
+def calibration_pairs(splits: Splits, per_source: int = 1000, seed: int = 0) -> list[tuple[str, str]]:
+    """Training pairs for measuring over-production: ``per_source`` from the task's own corpus and as many extra."""
+    rng = random.Random(seed)
+    main = splits.train if splits.main_train_size is None else splits.train[: splits.main_train_size]
+    extra = [] if splits.main_train_size is None else splits.train[splits.main_train_size :]
+    return rng.sample(main, min(per_source, len(main))) + rng.sample(extra, min(per_source, len(extra)))
+
+
 def add_counts(translator: Translator, splits: Splits, train_cfg: TrainConfig, options: dict) -> None:
     """Give a trained model's vocabularies their token counts, recounted from its training split.
 
@@ -236,6 +246,9 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     trained = load_folder(run_dir)
     if trained.tgt_vocab.counts is None:  # a run from before vocabularies kept their counts
         add_counts(trained, splits, train_cfg, options)
+    if task == "couplet" and "overproduction" not in trained.meta:
+        table = calibrate_overproduction(trained, calibration_pairs(splits))
+        print(json.dumps({"event": "calibrated", "model": name, "overproduced": len(table)}), flush=True)
     save_pretrained(trained, model_dir, half=True)
     translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
     reports = {}

@@ -7,7 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attention_core.config import ModelConfig
-from attention_core.couplet import NO_RULES, CoupletConstraint, CoupletRules, cliche_penalties
+from attention_core.couplet import (
+    NO_RULES,
+    CoupletConstraint,
+    CoupletRules,
+    calibrate_overproduction,
+    cliche_penalties,
+)
 from attention_core.metrics import couplet_metrics, repetition_pattern, tone_class
 from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import build_model
@@ -207,3 +213,35 @@ def test_metrics_see_raw_characters_and_count_each_rule():
     assert bad["length_match"] == pytest.approx(2 / 3)
     level = couplet_metrics([list("山水"), list("春风")], [list("云烟"), list("秋霜")])  # 风 平 → 霜 平
     assert level["tone_opposition_after_level"] == 0.0 and level["tone_opposition"] == 0.5
+
+
+def _biased_translator(favourite: str):
+    """An untrained couplet model whose output layer strongly prefers one character (a cliché)."""
+    from attention_core.data import get_task
+    from attention_core.pipeline import Translator
+
+    vocab = _vocab()
+    model = _model(vocab, seed=1)
+    with torch.no_grad():
+        model.generator.bias[vocab.stoi[favourite]] += 6.0
+    return Translator(model, vocab, vocab, get_task("couplet"))
+
+
+def test_calibration_finds_the_over_produced_character_and_the_penalty_removes_the_collapse():
+    translator = _biased_translator("花")
+    pairs = [("".join(random_line), "".join(reversed(LEVEL[: len(random_line)])))
+             for random_line in ([SOURCE_CHARS[i % 12], SOURCE_CHARS[(i * 5 + 1) % 12], SOURCE_CHARS[(i * 7 + 3) % 12]]
+                                 for i in range(40))]
+    sources = [s for s, _ in pairs]
+
+    def share(outputs):  # share of outputs containing 花
+        return sum("花" in o.tokens for o in outputs) / len(outputs)
+
+    translator.meta["overproduction"] = {}  # measure the model without any penalty first
+    before = share(translator.translate(sources, beam_size=3, rules=CoupletRules(cliche_penalty=1.0)))
+    table = calibrate_overproduction(translator, pairs, rounds=2, beam_size=3)
+    assert translator.meta["overproduction"] is table
+    assert table["花"] == max(table.values()) > 1.0  # in nats
+    after = share(translator.translate(sources, beam_size=3, rules=CoupletRules(cliche_penalty=1.0)))
+    assert before > 0.9 and after < 0.5
+    assert share(translator.translate(sources, beam_size=3, rules=CoupletRules(cliche_penalty=0.0))) == before
