@@ -51,8 +51,8 @@ def main() -> None:
             started = time.perf_counter()
             try:
                 if (k + i) % 3 == 0:
-                    text = client.predict(COUPLET[i % 3], "luong-general", "default", False, beam, True, False,
-                                          api_name="/couplet")[0]
+                    text = client.predict(COUPLET[i % 3], "luong-general", "default", False, beam, True, True, True,
+                                      "classical", 1.0, api_name="/couplet")[0]
                 else:
                     text = client.predict(TRANSLATION[i % 3], "luong-general", "default", False, beam,
                                           api_name="/translation")[0]

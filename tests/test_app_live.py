@@ -36,9 +36,10 @@ def test_both_tabs_every_variant(client):
                                         api_name="/translation")
         assert text.strip(), variant
     for variant in _variants("couplet"):
-        text, info, *_ = client.predict("两个黄鹂鸣翠柳", variant, "default", False, 3, True, False,
-                                        api_name="/couplet")
-        assert len(text) == 7, (variant, text)
+        # constrained, mirror, no 重字, tone, cliché penalty
+        text, info, *_ = client.predict("两个黄鹂鸣翠柳", variant, "default", False, 3, True, True, True,
+                                        "classical", 1.0, api_name="/couplet")
+        assert len(text) == 7 and not set(text) & set("两个黄鹂鸣翠柳"), (variant, text)
 
 
 @pytest.mark.parametrize(
@@ -51,7 +52,7 @@ def test_both_tabs_every_variant(client):
     ],
 )
 def test_bad_input_is_a_message_and_the_queue_keeps_going(client, task, text, message):
-    extra = (True, False) if task == "couplet" else ()
+    extra = (True, True, True, "classical", 1.0) if task == "couplet" else ()
     variant = _variants(task)[0]
     with pytest.raises(Exception, match=message):
         client.predict(text, variant, "default", False, 1, *extra, api_name=f"/{task}")
