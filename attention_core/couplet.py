@@ -75,7 +75,7 @@ class CoupletRules:
     mirror: bool = True
     no_reuse: bool = True
     tone: str = "classical"
-    cliche_penalty: float = 0.5
+    cliche_penalty: float = 1.0
 
     def validate(self) -> CoupletRules:
         """Raise ``ValueError`` for an unknown tone mode or a penalty that is negative, not finite or too large."""
@@ -149,7 +149,7 @@ def cliche_penalties(vocab: Vocab, strength: float, overproduction: dict[str, fl
 def calibrate_overproduction(
     translator: Translator,
     pairs: Sequence[tuple[str, str]],
-    rounds: int = 3,
+    rounds: int = 5,
     beam_size: int = 5,
     rules: CoupletRules | None = None,
 ) -> dict[str, float]:

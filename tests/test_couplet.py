@@ -169,7 +169,8 @@ def test_cliche_penalty_lowers_only_over_frequent_characters():
     assert pen[4].item() == pytest.approx(0.5 * torch.log(torch.tensor(2.8)).item(), rel=1e-5)
     assert pen[5:].tolist() == [0.0, 0.0, 0.0] and pen[:4].tolist() == [0.0] * 4
     assert cliche_penalties(vocab, 0.0) is None and cliche_penalties(Vocab(tokens), 0.5) is None
-    constraint = CoupletConstraint([list("山水")], vocab, CoupletRules(mirror=False, no_reuse=False, tone="off"))
+    rules = CoupletRules(mirror=False, no_reuse=False, tone="off", cliche_penalty=0.5)
+    constraint = CoupletConstraint([list("山水")], vocab, rules)
     logprobs = constraint.apply(torch.zeros(1, len(vocab)), 0, torch.empty(1, 0, dtype=torch.long))
     assert logprobs[0, 4].item() == pytest.approx(-pen[4].item()) and logprobs[0, 6].item() == 0.0
 
