@@ -74,6 +74,12 @@ RECIPES: dict[str, TaskRecipe] = {
 }
 """The recipe of each task."""
 
+DECODINGS: dict[str, list[tuple[str, int, bool | None]]] = {
+    "translation": [("greedy", 1, None), ("beam5", 5, None)],
+    "couplet": [("greedy", 1, True), ("beam5", 5, True), ("beam5", 5, False)],
+}
+"""How each zoo model is evaluated: label, beam size, couplet constraints (``None``: the task's default)."""
+
 ZOO_ORDER: list[tuple[str, str]] = [
     ("translation", "luong-general"),
     ("couplet", "luong-general"),
@@ -254,15 +260,14 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     reports = {}
     for set_name, pairs in splits.evaluation_sets().items():
         stem = task if set_name == "test" else f"{task}-{set_name}"
-        for label, beam in (("greedy", 1), ("beam5", 5)):
-            for constrained in [True, False] if task == "couplet" else [None]:
-                suffix = "" if constrained in (None, True) else "-unconstrained"
-                path = results / "eval" / f"{stem}--{variant}--{label}{suffix}.json"
-                if not path.exists():
-                    report = evaluate(translator, pairs, beam, constrained)
-                    report.update(model_path=str(model_dir), split=set_name)
-                    atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
-                reports[f"{set_name}: {label}{suffix}"] = json.loads(path.read_text(encoding="utf-8"))
+        for label, beam, constrained in DECODINGS[task]:
+            suffix = "" if constrained in (None, True) else "-unconstrained"
+            path = results / "eval" / f"{stem}--{variant}--{label}{suffix}.json"
+            if not path.exists():
+                report = evaluate(translator, pairs, beam, constrained)
+                report.update(model_path=str(model_dir), split=set_name)
+                atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
+            reports[f"{set_name}: {label}{suffix}"] = json.loads(path.read_text(encoding="utf-8"))
     atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
     bleus = {k: round(r["bleu"], 2) for k, r in reports.items()}
     print(json.dumps({"event": "zoo-done", "model": name, **bleus}), flush=True)
