@@ -81,8 +81,8 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                              value=default.tone, label="last character's tone 尾字平仄")
         c["cliche_penalty"] = gr.Slider(0, 2, value=default.cliche_penalty, step=0.1,
                                         label="cliché penalty 俗套惩罚 λ (0 = off)")
-        gr.Markdown(_doc("theory/decoding", "Characters more frequent than average in the training couplets "
-                         "(春, 风 …) lose λ·log(excess) of their score, against Spring-Festival clichés."))
+        gr.Markdown(_doc("theory/decoding", "Characters this model over-produces (春, 风 …, measured against "
+                         "human 下联s) lose λ × log(excess) of their score, against Spring-Festival clichés."))
     return c
 
 
