@@ -21,7 +21,7 @@ from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
 from attention_core.hub import HubError, ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
-from attention_core.pipeline import InputError, Output, Translator
+from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
 from attention_core.training import TrainConfig, TrainError, fit, pick_device
@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dropout", type=float, default=0.2)
     p.add_argument("--tie-embeddings", action="store_true", help="output layer reuses target embeddings")
     p.add_argument("--share-embeddings", action="store_true", help="one vocabulary and embedding (couplets)")
-    p.add_argument("--extra", nargs="*", default=[], help="extra couplet folders, e.g. poetry-couplet")
+    p.add_argument("--extra", nargs="*", default=[],
+                   help="extra training folders in --data: poetry-couplet (couplets), cmn-eng-extra (translation)")
     p.add_argument("--split-seed", type=int, default=1234)
     for field, default in TrainConfig().__dict__.items():
         flag = "--" + field.replace("_", "-")
@@ -123,9 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
         ("couplet", "write a 下联 for each 上联"),
     ):
         p = sub.add_parser(name, help=help_)
-        p.add_argument("text", nargs="*", help="input sentences (default: one per line on stdin)")
+        what = "paragraphs, split into sentences at 。！？" if name == "translate" else "上联s"
+        p.add_argument("text", nargs="*", help=f"input {what} (default: one per line on stdin)")
         p.add_argument("--model", required=True, help="model folder or Hub repo id")
         p.add_argument("--show-attention", action="store_true", help="print the alignment matrix")
+        p.add_argument("--pieces", action="store_true",
+                       help="with --show-attention: one row per subword piece (default: per word)")
         if name == "couplet":
             p.add_argument("--unconstrained", action="store_true", help="no decoding constraints")
             _add_couplet_rules(p)
@@ -164,16 +168,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def format_alignment(out: Output) -> str:
-    """The attention matrix as a text table: one row per output token, one column per source token."""
+def format_alignment(out: Output, pieces: bool = False) -> str:
+    """The attention matrix as a text table: one row per output word, one column per source token.
+
+    Args:
+        out: An output.
+        pieces: One row per subword piece instead of per word (a word's row is the mean of its
+            pieces' rows; see [`Output.word_rows`][attention_core.pipeline.Output.word_rows]).
+    """
     cols = out.source_tokens
     width = max([5, *(len(c) + 1 for c in cols)])
-    rows = out.row_labels
+    rows, weights = (out.row_labels, out.weights) if pieces else out.word_rows()
     label_w = max([6, *(len(r) + 1 for r in rows)])
     lines = [" " * label_w + "".join(c.rjust(width) for c in cols)]
-    for label, row in zip(rows, out.weights.tolist()):
+    for label, row in zip(rows, weights.tolist()):
         lines.append(label.ljust(label_w) + "".join(f"{w:.2f}".rjust(width) for w in row))
-    if out.centres is not None:
+    if out.centres is not None and (pieces or len(rows) == len(out.row_labels)):
         lines.append("p_t".ljust(label_w) + " ".join(f"{c:.1f}" for c in out.centres.tolist()))
     return "\n".join(lines)
 
@@ -255,16 +265,21 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         texts = args.text or [line for line in sys.stdin.read().splitlines() if line.strip()]
         if not texts:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
-        extra = {}
+        options = dict(beam_size=args.beam, window=args.window, hard=args.hard)
         if args.command == "couplet":
-            extra = dict(constrained=not args.unconstrained, rules=_rules(args))
-        outputs = translator.translate(
-            texts, beam_size=args.beam, window=args.window, hard=args.hard, max_tokens=400, **extra
-        )
-        for out in outputs:
-            print(out.text)
-            if args.show_attention:
-                print(format_alignment(out) + "\n")
+            outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
+                                           rules=_rules(args), **options)
+            paragraphs = [[out] for out in outputs]
+        else:  # each line may hold several sentences: one output per sentence, printed as one line
+            paragraphs = [translator.translate_paragraph(text, SENTENCE_TOKENS, **options) for text in texts]
+        for outputs in paragraphs:
+            print(" ".join(out.text for out in outputs))
+            for i, out in enumerate(outputs, 1):
+                where = f"sentence {i}: " if len(outputs) > 1 else ""
+                for note in translator.notes(out):
+                    print(f"note: {where}{note.en}", file=sys.stderr)
+                if args.show_attention:
+                    print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
         return 0
     if args.command == "zoo":
         from attention_core.zoo import run_zoo

@@ -23,10 +23,11 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from attention_core.batch import Batch, make_batch
+from attention_core.subword import Subwords, merge_pieces
 from attention_core.text import (
     detokenize_chinese,
     detokenize_english,
@@ -127,6 +128,8 @@ class Task:
         detokenize: Target detokeniser.
         constrained: Whether couplet constraints apply at decode time.
         bleu_tokenize: sacrebleu tokeniser for scoring (``13a`` for English, ``char`` for couplets).
+        subwords: The target side's subword model, or ``None`` for whole-token targets (see
+            [`with_subwords`][attention_core.data.Task.with_subwords]).
     """
 
     name: str
@@ -135,6 +138,26 @@ class Task:
     detokenize: Callable[[Sequence[str]], str]
     constrained: bool
     bleu_tokenize: str
+    subwords: Subwords | None = None
+
+    def with_subwords(self, subwords: Subwords) -> Task:
+        """This task with subword targets: words are split into pieces, and pieces merged back.
+
+        Args:
+            subwords: A trained [`Subwords`][attention_core.subword.Subwords] model.
+
+        Raises:
+            ValueError: For the couplet task, whose rules work on whole characters.
+        """
+        if self.constrained:
+            raise ValueError(f"subword targets are for translation, not the {self.name} task")
+        tokenize, detokenize = self.tokenize_tgt, self.detokenize
+        return replace(
+            self,
+            tokenize_tgt=lambda text: subwords.encode(tokenize(text)),
+            detokenize=lambda pieces: detokenize(merge_pieces(pieces)),
+            subwords=subwords,
+        )
 
 
 TASKS: dict[str, Task] = {
@@ -182,9 +205,24 @@ def _sha256(path: str | Path) -> str:
 
 
 def split_translation(
-    data_dir: str | Path, seed: int = 1234, dev_size: int = 1000, test_size: int = 1000
+    data_dir: str | Path,
+    seed: int = 1234,
+    dev_size: int = 1000,
+    test_size: int = 1000,
+    extra: Sequence[str] = (),
 ) -> Splits:
-    """The documented translation split of ``cmn-eng`` (see the module docstring)."""
+    """The documented translation split of ``cmn-eng`` (see the module docstring).
+
+    Args:
+        data_dir: The data folder (``cmn-eng/cmn.txt`` inside it), or ``cmn.txt`` itself.
+        seed: Seed of the group shuffle.
+        dev_size: Dev pairs.
+        test_size: Test pairs.
+        extra: Extra training folders inside ``data_dir`` in the same format (one ``.txt`` file
+            each, e.g. ``("cmn-eng-extra",)``). They only join *train*, after the pairs of
+            ``cmn.txt``; a pair whose normalised Chinese is in dev or test is dropped and counted, so
+            dev and test stay exactly as without them.
+    """
     corpus = read_cmn_eng(data_dir)
     unique = list(dict.fromkeys(corpus.pairs))
     groups: dict[str, list[tuple[str, str]]] = {}
@@ -203,17 +241,39 @@ def split_translation(
             dev += group
         else:
             train += group
+    main_train_size = len(train)
+    sources = [{"path": corpus.path, "sha256": _sha256(corpus.path)}]
+    skipped, overlap = corpus.skipped, 0
+    held_out = {normalize_chinese(zh) for zh, _ in dev + test}
+    seen = set(unique)
+    for name in extra:
+        files = sorted(p for p in _require(Path(data_dir) / name, f"extra corpus {name}").glob("*.txt"))
+        if len(files) != 1:
+            raise DataError(f"{Path(data_dir) / name} must hold exactly one .txt corpus file, found {len(files)}")
+        more = read_cmn_eng(files[0])
+        skipped += more.skipped
+        sources.append({"path": more.path, "sha256": _sha256(more.path)})
+        for pair in dict.fromkeys(more.pairs):
+            if normalize_chinese(pair[0]) in held_out:
+                overlap += 1
+            elif pair not in seen:
+                seen.add(pair)
+                train.append(pair)
     info = {
         "task": "translation",
         "rule": "drop exact duplicate pairs; group by normalised Chinese; shuffle groups with seed; "
-        "fill test, then dev, rest train",
+        "fill test, then dev, rest train"
+        + (" (+ extra, minus pairs whose Chinese is in dev or test)" if extra else ""),
         "seed": seed,
-        "sources": [{"path": corpus.path, "sha256": _sha256(corpus.path)}],
-        "skipped_lines": corpus.skipped,
+        "sources": sources,
+        "skipped_lines": skipped,
         "duplicates_dropped": len(corpus.pairs) - len(unique),
         "sizes": {"train": len(train), "dev": len(dev), "test": len(test)},
     }
-    return Splits(train, dev, test, info)
+    if extra:
+        info["extra"] = list(extra)
+        info["extra_dropped_held_out"] = overlap
+    return Splits(train, dev, test, info, main_train_size=main_train_size if extra else None)
 
 
 def split_couplet(
@@ -267,7 +327,7 @@ def split_couplet(
 def load_splits(task: str, data_dir: str | Path, seed: int = 1234, extra: Sequence[str] = ()) -> Splits:
     """The split for a task by name."""
     if get_task(task).name == "translation":
-        return split_translation(data_dir, seed)
+        return split_translation(data_dir, seed, extra=extra)
     return split_couplet(data_dir, seed, extra=extra)
 
 

@@ -5,6 +5,8 @@ A model folder holds:
 * ``config.json`` — ``{"format": 1, "task": ..., "model": ModelConfig, "meta": {...}}``;
 * ``model.safetensors`` — the weights (no pickle), float32 or float16;
 * ``src_vocab.json``, ``tgt_vocab.json`` — the vocabularies;
+* ``subwords.json`` — only for subword targets: the BPE model
+  ([`Subwords`][attention_core.subword.Subwords]) in the ``tokenizers`` format;
 * ``README.md`` — the model card, when written by ``write_model_card``.
 
 Every file is written atomically (a temporary file, then a rename), so an interrupted save never
@@ -27,11 +29,16 @@ from attention_core.config import ModelConfig
 from attention_core.data import Task, get_task
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
+from attention_core.subword import Subwords
 from attention_core.vocab import Vocab
 
 FORMAT = 1
 WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB = "model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"
+SUBWORDS = "subwords.json"
 FILES = (CONFIG, WEIGHTS, SRC_VOCAB, TGT_VOCAB)
+"""Files every model folder holds."""
+OPTIONAL_FILES = (SUBWORDS,)
+"""Files a model folder may hold: the target subword model of a subword model."""
 
 
 class ModelLoadError(ValueError):
@@ -91,11 +98,13 @@ def save_pretrained(translator: Translator, folder: str | Path, half: bool = Fal
     atomic_write(folder / WEIGHTS, lambda tmp: save_file(state, tmp, metadata={"format": "pt"}))
     atomic_write(folder / SRC_VOCAB, translator.src_vocab.save)
     atomic_write(folder / TGT_VOCAB, translator.tgt_vocab.save)
+    if translator.task.subwords is not None:
+        atomic_write(folder / SUBWORDS, translator.task.subwords.save)
     atomic_write_text(folder / CONFIG, json.dumps(config, ensure_ascii=False, indent=2))
     return folder
 
 
-MAX_JSON_BYTES = {CONFIG: 1 << 20, SRC_VOCAB: 64 << 20, TGT_VOCAB: 64 << 20}
+MAX_JSON_BYTES = {CONFIG: 1 << 20, SRC_VOCAB: 64 << 20, TGT_VOCAB: 64 << 20, SUBWORDS: 64 << 20}
 """Largest accepted ``config.json`` and vocabulary files; larger ones are refused unread."""
 MAX_MODEL_BYTES = 2 << 30
 """Default cap on a model's float32 parameters (2 GiB), checked on the ``meta`` device before allocation."""
@@ -184,6 +193,30 @@ def read_vocabularies(folder: str | Path, cfg: ModelConfig) -> tuple[Vocab, Voca
     return src, tgt
 
 
+def read_subwords(folder: str | Path, task: Task, tgt_vocab: Vocab) -> Subwords:
+    """Read ``subwords.json`` and check it against the task and the target vocabulary.
+
+    Raises:
+        ModelLoadError: If the file is too large or not a BPE model, the task has no subword
+            targets (couplets), or a target token is not one of its pieces.
+    """
+    path = Path(folder) / SUBWORDS
+    if path.stat().st_size > MAX_JSON_BYTES[SUBWORDS]:
+        _read_json(Path(folder), SUBWORDS)  # raises the size error
+    if task.constrained:
+        raise ModelLoadError(f"{path}: subword targets are for translation, not the {task.name} task")
+    try:
+        subwords = Subwords.load(path)
+    except ValueError as err:
+        raise ModelLoadError(str(err)) from None
+    pieces = subwords.tokenizer.get_vocab()
+    stray = [tok for tok in tgt_vocab.itos if tok not in pieces]
+    if stray:
+        raise ModelLoadError(f"{path}: the target vocabulary holds {len(stray)} token(s) that are not pieces, "
+                             f"e.g. {stray[0]!r}")
+    return subwords
+
+
 def expected_tensors(cfg: ModelConfig, max_bytes: int = MAX_MODEL_BYTES) -> dict[str, torch.Size]:
     """The stored tensors a config implies, from a model built on the ``meta`` device (no memory).
 
@@ -264,6 +297,8 @@ def load_folder(
         raise ModelLoadError(f"model folder {folder} is missing {', '.join(missing)}")
     cfg, task, meta = read_config(folder)
     src_vocab, tgt_vocab = read_vocabularies(folder, cfg)
+    if (folder / SUBWORDS).is_file():
+        task = task.with_subwords(read_subwords(folder, task, tgt_vocab))
     try:
         expected = expected_tensors(cfg, max_bytes)
     except ModelLoadError as err:
@@ -337,11 +372,11 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
 
     folder = None
     try:
-        for name in (*FILES, "README.md"):
+        for name in (*FILES, *OPTIONAL_FILES, "README.md"):
             try:
                 path = hf_hub_download(repo_id, name, revision=revision, local_dir=local_dir)
             except Exception:
-                if name == "README.md":
+                if name in (*OPTIONAL_FILES, "README.md"):
                     continue
                 raise
             folder = Path(path).parent
@@ -406,7 +441,7 @@ def push(
             repo_id=repo_id,
             path_in_repo=path_in_repo or None,
             commit_message=message,
-            allow_patterns=[*FILES, "README.md"],
+            allow_patterns=[*FILES, *OPTIONAL_FILES, "README.md"],
         )
     except OfflineModeIsEnabled:
         raise HubError(f"cannot push to {repo_id!r}: HF_HUB_OFFLINE is set") from None

@@ -13,7 +13,12 @@ from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.data import Task
 from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
+from attention_core.subword import word_spans
+from attention_core.text import has_chinese, split_sentences
 from attention_core.vocab import UNK, Vocab
+
+SENTENCE_TOKENS = 100
+"""Longest sentence the CLI and the app translate (tokens); a paragraph is split into sentences first."""
 
 
 class InputError(ValueError):
@@ -49,6 +54,36 @@ class Output:
         """Labels for the rows of ``weights``: the output tokens, then ``<eos>`` if it was produced."""
         return self.tokens + (["<eos>"] if self.finished else [])
 
+    def word_rows(self) -> tuple[list[str], Tensor]:
+        """The alignment with subword pieces merged into words.
+
+        Each word's row is the mean of its pieces' rows (still a distribution over the source);
+        outputs of whole-token models come back unchanged.
+
+        Returns:
+            ``(word labels, weights (W, S))``, ``<eos>`` last when it was produced.
+        """
+        spans = word_spans(self.row_labels)
+        if len(spans) == len(self.row_labels):
+            return self.row_labels, self.weights
+        rows = [self.weights[index].mean(dim=0) for _, index in spans]
+        return [word for word, _ in spans], torch.stack(rows) if rows else self.weights
+
+
+@dataclass
+class Note:
+    """Why an output may be poor, for the visitor (see [`Translator.notes`][attention_core.pipeline.Translator.notes]).
+
+    Attributes:
+        kind: ``long`` (longer than nearly all training sentences) or ``unknown`` (many unknown characters).
+        en: The note in English.
+        zh: The note in Chinese.
+    """
+
+    kind: str
+    en: str
+    zh: str
+
 
 class Translator:
     """A trained model with its vocabularies and task: the object the CLI, hub and app hold.
@@ -76,17 +111,87 @@ class Translator:
         return next(self.model.parameters()).device
 
     def tokenize(self, text: str, max_tokens: int | None = None) -> list[str]:
-        """Tokenise a source text, with a clear error for empty or over-long input.
+        """Tokenise a source text, with a clear error for empty, non-Chinese or over-long input.
 
         Raises:
-            InputError: If the text has no token or more than ``max_tokens``.
+            InputError: If the text has no token, no Chinese character (both tasks read Chinese),
+                or more than ``max_tokens`` tokens.
         """
         tokens = self.task.tokenize_src(text or "")
         if not tokens:
             raise InputError("the input is empty: type a sentence first")
+        if not has_chinese(text):
+            what = "上联" if self.task.name == "couplet" else "Chinese sentence"
+            raise InputError(f"the input has no Chinese characters: type a {what} (got {text[:40]!r})")
         if max_tokens is not None and len(tokens) > max_tokens:
             raise InputError(f"the input has {len(tokens)} tokens; the limit is {max_tokens}")
         return tokens
+
+    def notes(self, output: Output) -> list[Note]:
+        """Say when an input is outside what the model learned, so a poor output is explained.
+
+        * ``long``: the source is longer than 99 % of the training sources (``meta["source_lengths"]``,
+          recorded by training; models without it get no length note);
+        * ``unknown``: more than a fifth of the source tokens (or more than two) are unknown.
+
+        Args:
+            output: An output of this translator.
+
+        Returns:
+            The notes, possibly none.
+        """
+        notes = []
+        n = len(output.source_tokens)
+        p99 = self.meta.get("source_lengths", {}).get("p99")
+        if isinstance(p99, int) and n > p99:
+            notes.append(Note(
+                "long",
+                f"this sentence has {n} tokens; 99 % of the training sentences have at most {p99}, and "
+                "quality drops with length (see BLEU by length in the results)",
+                f"这句有 {n} 个字，训练集中 99% 的句子不超过 {p99} 个字；句子越长，译文越差（见结果页的按长度 BLEU）",
+            ))
+        unknown = [u for u in output.unknown if u]
+        if unknown and (len(unknown) > 2 or len(unknown) > n / 5):
+            chars = " ".join(dict.fromkeys(unknown))
+            notes.append(Note(
+                "unknown",
+                f"{len(unknown)} of {n} source tokens are unknown to the model ({chars}); it sees them as <unk>",
+                f"{n} 个字中有 {len(unknown)} 个模型不认识（{chars}），只能当作 <unk>",
+            ))
+        return notes
+
+    def translate_paragraph(self, text: str, max_sentence_tokens: int | None = None, **options) -> list[Output]:
+        """Split a paragraph into sentences and translate them in one batch, in order.
+
+        Sentences end at sentence-final punctuation or line breaks
+        ([`split_sentences`][attention_core.text.split_sentences]); one longer than
+        ``max_sentence_tokens`` characters is cut further at clause punctuation, and a clause that is
+        still longer is refused.
+
+        Args:
+            text: One or more sentences.
+            max_sentence_tokens: Longest accepted sentence (tokens), or ``None`` for no limit.
+            **options: Decoding options of [`translate`][attention_core.pipeline.Translator.translate].
+
+        Returns:
+            One [`Output`][attention_core.pipeline.Output] per sentence.
+
+        Raises:
+            InputError: On empty or non-Chinese input, or a sentence over the limit.
+        """
+        sentences = split_sentences(text or "", max_sentence_tokens)
+        if not sentences:
+            raise InputError("the input is empty: type a sentence first")
+        if not has_chinese(text):
+            self.tokenize(text)  # raises the no-Chinese error
+        for i, sentence in enumerate(sentences, 1):
+            n = len(self.task.tokenize_src(sentence))
+            if max_sentence_tokens is not None and n > max_sentence_tokens:
+                raise InputError(
+                    f"sentence {i} has {n} tokens and no punctuation to split it at; the limit per sentence "
+                    f"is {max_sentence_tokens}: add punctuation (，。) or shorten it"
+                )
+        return self._decode([self.task.tokenize_src(s) for s in sentences], **options)
 
     def translate(
         self,
@@ -120,10 +225,24 @@ class Translator:
         Raises:
             InputError: On an empty or over-long input.
         """
-        constrained = self.task.constrained if constrained is None else constrained
         tokenised = [self.tokenize(t, max_tokens) for t in texts]
-        order = sorted(range(len(texts)), key=lambda i: len(tokenised[i]))
-        results: list[Output | None] = [None] * len(texts)
+        return self._decode(tokenised, beam_size, window, hard, constrained, rules, batch_size, max_len)
+
+    def _decode(
+        self,
+        tokenised: Sequence[list[str]],
+        beam_size: int = 1,
+        window: WindowArg = "config",
+        hard: bool = False,
+        constrained: bool | None = None,
+        rules: CoupletRules | None = None,
+        batch_size: int = 64,
+        max_len: int | None = None,
+    ) -> list[Output]:
+        """Decode tokenised sources in length-sorted batches; outputs in input order."""
+        constrained = self.task.constrained if constrained is None else constrained
+        order = sorted(range(len(tokenised)), key=lambda i: len(tokenised[i]))
+        results: list[Output | None] = [None] * len(tokenised)
         self.model.eval()
         for start in range(0, len(order), batch_size):
             index = order[start : start + batch_size]

@@ -57,18 +57,32 @@ class Constraint(Protocol):
         ...
 
 
-def default_max_len(model: Seq2Seq, src_lengths: Tensor) -> int:
-    """A generous output limit: twice the expected length plus 10 tokens."""
-    return int(src_lengths.max().item() * max(1.0, model.cfg.length_ratio) * 2) + 10
+def default_max_len(model: Seq2Seq, src_lengths: Tensor) -> Tensor:
+    """Per-row output limits ``(B,)``: twice the row's expected length plus 10 tokens.
+
+    Each limit depends on its own source length only, so an output never changes with what else
+    is in its batch.
+    """
+    ratio = max(1.0, model.cfg.length_ratio)
+    return (src_lengths.to(torch.float64) * ratio * 2).long() + 10
+
+
+def _limits(model: Seq2Seq, src_lengths: Tensor, max_len: int | None) -> list[int]:
+    """Each row's output limit: ``max_len`` for all rows if given, else the row's default."""
+    if max_len is not None:
+        if max_len < 1:
+            raise ValueError(f"max_len must be at least 1, got {max_len}")
+        return [max_len] * src_lengths.numel()
+    return default_max_len(model, src_lengths.cpu()).tolist()
 
 
 def _logprobs(model: Seq2Seq, logits: Tensor, constraint: Constraint | None, t: int, prefix: Tensor) -> Tensor:
-    """Log-probabilities of one step: ``<pad>`` and ``<bos>`` are never generated; constraints apply.
+    """Log-probabilities of one step: ``<pad>``, ``<bos>`` and ``<unk>`` are never generated; constraints apply.
 
     ``prefix`` ``(B, t)`` holds the tokens generated so far (read only by a constraint).
     """
     logprobs = torch.log_softmax(logits.float(), dim=-1)  # (B, V)
-    logprobs[:, [model.cfg.pad_id, model.cfg.bos_id]] = float("-inf")
+    logprobs[:, [model.cfg.pad_id, model.cfg.bos_id, model.cfg.unk_id]] = float("-inf")
     return logprobs if constraint is None else constraint.apply(logprobs, t, prefix)
 
 
@@ -104,7 +118,8 @@ def greedy(
         model: The model (put in eval mode by the caller).
         src: Source ids ``(B, S)``.
         src_lengths: Real source lengths ``(B,)``.
-        max_len: Output limit; defaults to [`default_max_len`][attention_core.search.default_max_len].
+        max_len: Output limit of every row; by default each row's own
+            [`default_max_len`][attention_core.search.default_max_len].
         window: ``"config"``, ``None`` (global) or a half-width ``D``.
         hard: Hard (argmax) attention.
         constraint: Optional step-wise constraint.
@@ -114,13 +129,14 @@ def greedy(
     """
     cfg = model.cfg
     B = src.size(0)
-    max_len = max_len or default_max_len(model, src_lengths)
+    limits = _limits(model, src_lengths, max_len)
+    limit = torch.tensor(limits, device=src.device)  # (B,)
     memory, state = model.encode(src, src_lengths)
     y = torch.full((B,), cfg.bos_id, dtype=torch.long, device=src.device)
     done = torch.zeros(B, dtype=torch.bool, device=src.device)
     score = torch.zeros(B, device=src.device)
     tokens, weights, centres = [], [], []
-    for t in range(max_len):
+    for t in range(max(limits)):
         step = model.step(y, state, memory, t, window, hard)
         prefix = torch.stack(tokens, 1) if constraint is not None and tokens else y.new_empty(B, 0)  # (B, t)
         logprobs = _logprobs(model, step.logits, constraint, t, prefix)  # (B, V)
@@ -131,7 +147,7 @@ def greedy(
         weights.append(step.weights)
         if step.centre is not None:
             centres.append(step.centre)
-        done |= y == cfg.eos_id
+        done |= (y == cfg.eos_id) | (limit <= t + 1)  # a row stops at <eos> or at its own limit
         if bool(done.all()):
             break
     toks = torch.stack(tokens, dim=1)  # (B, T)
@@ -140,7 +156,12 @@ def greedy(
     lengths = src_lengths.tolist()
     return [
         _hypothesis(
-            toks[b], attn[b], None if cents is None else cents[b], float(score[b]), lengths[b], cfg.eos_id
+            toks[b, : limits[b]],
+            attn[b, : limits[b]],
+            None if cents is None else cents[b, : limits[b]],
+            float(score[b]),
+            lengths[b],
+            cfg.eos_id,
         )
         for b in range(B)
     ]
@@ -174,7 +195,7 @@ def beam_search(
         src: Source ids ``(B, S)``.
         src_lengths: Real source lengths ``(B,)``.
         beam_size: Live hypotheses per sentence; 1 is greedy search.
-        max_len: Output limit (default: ``default_max_len``).
+        max_len: Output limit of every sentence (default: each sentence's own ``default_max_len``).
         window: ``"config"``, ``None`` (global) or a half-width ``D``.
         hard: Hard (argmax) attention.
         constraint: Optional step-wise constraint.
@@ -187,7 +208,7 @@ def beam_search(
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
     cfg = model.cfg
     B, K, device = src.size(0), beam_size, src.device
-    max_len = max_len or default_max_len(model, src_lengths)
+    limits = _limits(model, src_lengths, max_len)
     memory, state = model.encode(src, src_lengths)
     expand = torch.arange(B, device=device).repeat_interleave(K)  # (B*K,)
     memory, state = memory.index_select(expand), state.index_select(expand)
@@ -203,7 +224,7 @@ def beam_search(
     finished: list[list[tuple[float, Hypothesis]]] = [[] for _ in range(B)]
     lengths = src_lengths.tolist()
     offsets = (torch.arange(B, device=device) * K).unsqueeze(1)  # (B, 1)
-    for t in range(max_len):
+    for t in range(max(limits)):
         step = model.step(y, state, memory, t, window, hard)
         logprobs = _logprobs(model, step.logits, constraint, t, tokens)  # (B*K, V)
         V = logprobs.size(-1)
@@ -233,20 +254,21 @@ def beam_search(
             )
             finished[b].append((raw / (t + 1) ** alpha, hyp))
         beam_scores = beam_scores.masked_fill(is_eos, float("-inf"))
-        live_best = (beam_scores.view(B, K).max(dim=1).values / (t + 1) ** alpha).tolist()  # (B,)
-        done = [len(f) >= K and max(score for score, _ in f) >= live for f, live in zip(finished, live_best)]
+        live = beam_scores.view(B, K)
+        live_best = (live.max(dim=1).values / (t + 1) ** alpha).tolist()  # (B,)
+        done = [len(f) >= K and max(score for score, _ in f) >= best for f, best in zip(finished, live_best)]
+        for b in range(B):
+            if not done[b] and limits[b] <= t + 1:  # this sentence's own length limit
+                if not finished[b] and bool(torch.isfinite(live[b]).any()):  # keep the best live hypothesis
+                    flat = b * K + int(live[b].argmax())
+                    raw = float(beam_scores[flat])
+                    hyp = _hypothesis(
+                        tokens[flat], attn[flat], None if cents is None else cents[flat], raw, lengths[b], cfg.eos_id
+                    )
+                    finished[b].append((raw / (t + 1) ** alpha, hyp))
+                done[b] = True
         full = torch.tensor(done, device=device)
-        beam_scores = beam_scores.view(B, K).masked_fill(full.unsqueeze(1), float("-inf")).view(-1)
+        beam_scores = live.masked_fill(full.unsqueeze(1), float("-inf")).view(-1)
         if bool(full.all()):
             break
-    results = []
-    for b in range(B):
-        if not finished[b]:  # length limit reached: take the best live hypothesis
-            flat = b * K + int(beam_scores.view(B, K)[b].argmax())
-            raw = float(beam_scores[flat])
-            hyp = _hypothesis(
-                tokens[flat], attn[flat], None if cents is None else cents[flat], raw, lengths[b], cfg.eos_id
-            )
-            finished[b].append((raw / tokens.size(1) ** alpha, hyp))
-        results.append(max(finished[b], key=lambda pair: pair[0])[1])
-    return results
+    return [max(f, key=lambda pair: pair[0])[1] for f in finished]

@@ -29,6 +29,11 @@ _KEEP_FULL_WIDTH = "，。！？；：（）、“”‘’《》【】…—·"
 _HALF_TO_FULL = str.maketrans({",": "，", "!": "！", "?": "？", ";": "；", ":": "："})
 _CJK_TOKEN = re.compile(r"[A-Za-z0-9]+|\S")
 _EN_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|'[a-z]+|[^\sa-z0-9]")
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CLOSERS = "”’」』）)\"'》"
+# sentence-final marks (a run of them, then closing quotes or brackets); "." not inside a number
+_SENTENCE_END = re.compile(rf"(?:[。！？!?]+|…+|\.(?![0-9]))[{re.escape(_CLOSERS)}]*")
+_CLAUSE_END = re.compile(rf"[，,；;：:、][{re.escape(_CLOSERS)}]*")
 
 
 @functools.cache
@@ -53,6 +58,62 @@ def normalize_chinese(text: str) -> str:
         lambda m: m.group(0).translate(_HALF_TO_FULL),
         text,
     )
+
+
+def has_chinese(text: str) -> bool:
+    """Whether a text holds at least one Chinese character (CJK unified ideographs)."""
+    return bool(_CJK_CHAR.search(text))
+
+
+def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """Cut after every match of ``pattern``; pieces are stripped, empty ones dropped."""
+    pieces, start = [], 0
+    for match in pattern.finditer(text):
+        pieces.append(text[start : match.end()])
+        start = match.end()
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
+    """Split a paragraph into sentences at line breaks and sentence-final punctuation.
+
+    A sentence ends after ``。！？!?``, ``…`` or a ``.`` that is not part of a number, together
+    with any closing quotes or brackets that follow. With ``max_chars``, a sentence longer than
+    that is cut further after clause punctuation (``，；：、``), packing clauses greedily up to
+    ``max_chars``; a clause that is longer on its own stays as it is (the caller decides).
+
+    Args:
+        text: One or more sentences.
+        max_chars: Optional length above which sentences are cut at clause punctuation.
+
+    Returns:
+        The sentences in order, stripped; ``[]`` for blank text.
+
+    Examples:
+        >>> split_sentences("你好！我叫汤姆。“你呢？”他问。")
+        ['你好！', '我叫汤姆。', '“你呢？”', '他问。']
+        >>> split_sentences("它花了3.5元")
+        ['它花了3.5元']
+        >>> split_sentences("第一句，第二句，第三句。", max_chars=8)
+        ['第一句，第二句，', '第三句。']
+    """
+    sentences = [s for line in text.splitlines() for s in _cut(line, _SENTENCE_END)]
+    if max_chars is None:
+        return sentences
+    out: list[str] = []
+    for sentence in sentences:
+        if len(sentence) <= max_chars:
+            out.append(sentence)
+            continue
+        packed = ""
+        for clause in _cut(sentence, _CLAUSE_END):
+            if packed and len(packed) + len(clause) > max_chars:
+                out.append(packed)
+                packed = ""
+            packed += clause
+        out.append(packed)
+    return out
 
 
 def tokenize_chinese(text: str) -> list[str]:

@@ -26,12 +26,13 @@ from tqdm.auto import tqdm
 from attention_core.batch import Batch
 from attention_core.config import ModelConfig
 from attention_core.couplet import NO_RULES
-from attention_core.data import Splits, Task, bucketed_batches, encode_pairs, length_ratio
-from attention_core.hub import atomic_write, atomic_write_text, save_pretrained
+from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
+from attention_core.hub import SUBWORDS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
 from attention_core.pipeline import Translator
 from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
 from attention_core.seq2seq import Seq2Seq, build_model
+from attention_core.subword import Subwords
 from attention_core.vocab import Vocab
 
 
@@ -157,7 +158,10 @@ class TrainConfig:
         patience: Early stopping: epochs without dev BLEU improvement before stopping.
         seed: Seed of weights, data order, dropout and teacher forcing.
         max_len: Training pairs with a longer side (tokens) are dropped.
-        min_freq: Minimum token count for the vocabularies.
+        min_freq: Minimum token count for the vocabularies (with subword targets: the source's only;
+            every target piece is kept, so any word can be spelled).
+        subword_vocab: Learn a BPE model of this many target pieces from the training split
+            ([`Subwords`][attention_core.subword.Subwords]); ``0`` keeps whole-word targets.
         max_train: Use only the first ``max_train`` training pairs (quick runs, tests).
         full_data_epochs: A curriculum over extra data (``Splits.main_train_size``): the first
             ``full_data_epochs`` epochs train on every pair; each later epoch on the task's own
@@ -185,6 +189,7 @@ class TrainConfig:
     seed: int = 1
     max_len: int = 60
     min_freq: int = 1
+    subword_vocab: int = 0
     max_train: int | None = None
     full_data_epochs: int = 0
     extra_ratio: float = 1.0
@@ -197,6 +202,8 @@ class TrainConfig:
         for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.subword_vocab < 0 or 0 < self.subword_vocab <= 4:
+            raise ValueError(f"subword_vocab must be 0 (whole words) or more than 4, got {self.subword_vocab}")
         if self.full_data_epochs < 0 or self.extra_ratio < 0:
             raise ValueError("full_data_epochs and extra_ratio must not be negative")
         if self.lr <= 0:
@@ -247,7 +254,8 @@ def build_vocabs(
     Args:
         task: The task (its tokenisers).
         train_pairs: Training text pairs.
-        min_freq: Minimum count to enter a vocabulary.
+        min_freq: Minimum count to enter a vocabulary; subword targets (``task.subwords``) keep
+            every piece.
         shared: One vocabulary for both sides (couplets), counted over both.
 
     Returns:
@@ -259,8 +267,21 @@ def build_vocabs(
         return vocab, vocab
     return (
         Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), min_freq),
-        Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), min_freq),
+        Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), 1 if task.subwords else min_freq),
     )
+
+
+def source_lengths(examples: Sequence[Example]) -> dict[str, int]:
+    """Percentiles of the training sources' lengths (tokens), saved with the model.
+
+    The pipeline compares an input with them to say when a sentence is longer than nearly all
+    training sentences ([`Translator.notes`][attention_core.pipeline.Translator.notes]).
+    """
+    lengths = sorted(len(e.src) for e in examples)
+    if not lengths:
+        return {}
+    pick = lambda q: lengths[min(len(lengths) - 1, int(q * len(lengths)))]  # noqa: E731
+    return {"p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99), "max": lengths[-1]}
 
 
 def fit(
@@ -313,6 +334,8 @@ def fit(
 
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
+    if train_cfg.subword_vocab:
+        task = task.with_subwords(_subwords(out / SUBWORDS, task, train_pairs, train_cfg.subword_vocab, resume))
     src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
                                         bool(model_options.get("share_embeddings")))
     main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
@@ -357,6 +380,7 @@ def fit(
         "precision": precision,
         "command": command,
         "history": state["history"],
+        "source_lengths": source_lengths(examples),
     }
     translator = Translator(model, src_vocab, tgt_vocab, task, meta)
     if rank == 0:
@@ -453,6 +477,16 @@ def fit(
         "history": state["history"],
         "out_dir": str(out),
     }
+
+
+def _subwords(path: Path, task: Task, train_pairs: Sequence[tuple[str, str]], size: int, resume: bool) -> Subwords:
+    """The run's subword model: reread when resuming, else learned from the training targets and saved."""
+    if resume and path.is_file():
+        return Subwords.load(path)
+    subwords = Subwords.train((task.tokenize_tgt(t) for _, t in train_pairs), size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, subwords.save)
+    return subwords
 
 
 def _as_random_state(value: object) -> tuple:

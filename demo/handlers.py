@@ -8,8 +8,9 @@ under ``torch.inference_mode()`` through the library's one generation path
 from __future__ import annotations
 
 import html
-import re
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gradio as gr
@@ -17,17 +18,18 @@ import plotly.graph_objects as go
 import torch
 
 from attention_core.couplet import CoupletRules
-from attention_core.pipeline import InputError, Output
+from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
+from attention_core.subword import word_spans
+from attention_core.text import has_chinese
 from demo.models import VARIANT_LABELS, ModelRegistry
 from demo.plots import alignment_figure, message_figure, step_figure
 
-MAX_CHARS = {"translation": 200, "couplet": 64}
-"""Longest accepted input (characters) per task."""
+MAX_CHARS = {"translation": 1000, "couplet": 64}
+"""Longest accepted input (characters) per task; a translation paragraph is split into sentences of at
+most ``SENTENCE_TOKENS`` tokens."""
 
 WINDOW_CHOICES = ["default", "global", *[str(d) for d in range(1, 11)]]
 """Window drop-down: the model's own, global, or a half-width D."""
-
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 @dataclass
@@ -107,7 +109,7 @@ def validate_text(task: str, text: str | None) -> str:
     limit = MAX_CHARS[task]
     if len(text) > limit:
         raise gr.Error(f"输入太长 / The input has {len(text)} characters; the limit here is {limit}.")
-    if not _CJK.search(text):
+    if not has_chinese(text):
         what = "上联" if task == "couplet" else "中文句子"
         raise gr.Error(f"请输入{what} / This tab needs Chinese characters (got no Chinese in the input).")
     return text
@@ -125,37 +127,85 @@ def _rules_summary(settings: Settings) -> str:
     return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")
 
 
-def _info(task: str, text: str, out: Output, settings: Settings, window: int | None | str,
+def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
           seconds: float, has_attention: bool) -> str:
-    unknown = sorted({u for u in out.unknown if u})
+    """The Markdown line under the output: settings, normalised input, score, time, and notes."""
     joiner = "" if task == "couplet" else " "
+    decoding = f"beam {settings.beam_size} (log p / length)" if settings.beam_size > 1 else "greedy 贪心"
     lines = [
-        f"**{html.escape(VARIANT_LABELS.get(settings.variant, settings.variant))}** · "
-        f"{'beam ' + str(settings.beam_size) if settings.beam_size > 1 else 'greedy 贪心'} · "
-        f"{'hard 硬' if settings.hard else 'soft 软'} attention · window {html.escape(str(settings.window))}"
+        f"**{html.escape(VARIANT_LABELS.get(settings.variant, settings.variant))}** · {decoding} · "
+        + (f"{'hard 硬' if settings.hard else 'soft 软'} attention · window {html.escape(str(settings.window))}"
+           if has_attention else "no attention 无注意力")
         + (" · " + _rules_summary(settings) if task == "couplet" else ""),
-        f"normalised input 规范化输入: {html.escape(joiner.join(out.source_tokens))}",
-        f"log p = {out.score:.2f} · {seconds * 1000:.0f} ms",
+        f"{len(outs)} sentences 句 · {seconds * 1000:.0f} ms" if len(outs) > 1 else f"{seconds * 1000:.0f} ms",
     ]
-    if unknown:
-        lines.append("unknown to the model 未登录字, shown as &lt;unk&gt;: " + html.escape(" ".join(unknown)))
-    if not out.finished:
-        lines.append("the output hit the length limit before &lt;eos&gt;")
+    for i, out in enumerate(outs, 1):
+        where = f"sentence {i} 第{i}句: " if len(outs) > 1 else ""
+        lines.append(f"{where}normalised input 规范化输入: {html.escape(joiner.join(out.source_tokens))} · "
+                     f"log p = {out.score:.2f}")
+        unknown = sorted({u for u in out.unknown if u})
+        if unknown:
+            lines.append("unknown to the model 未登录字, shown as &lt;unk&gt;: " + html.escape(" ".join(unknown)))
+        if not out.finished:
+            lines.append("the output hit the length limit before &lt;eos&gt;")
+        for note in notes(out):
+            lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + _doc_link("results", "bleu-by-length"))
     if task == "couplet" and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
+    if settings.beam_size > 1:
+        lines.append("beam ranks outputs by log p divided by length, so it may pick one with a lower log p than greedy")
     if not has_attention:
         lines.append("the baseline has **no attention**: it sees the source only through one fixed vector.")
     return "  \n".join(lines)
 
 
-def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings) -> Result:
+def _doc_link(page: str, anchor: str) -> str:
+    """A link to a docs page when ``ATTENTION_LAB_DOCS_URL`` is set, else the page's path."""
+    base = os.environ.get("ATTENTION_LAB_DOCS_URL", "").rstrip("/")
+    return f" ([docs]({base}/{page}/#{anchor}))" if base else f" (docs: `docs/{page}.md`)"
+
+
+def _sentence_state(out: Output, model: torch.nn.Module, window: int | None | str) -> dict:
+    """What the views need of one sentence: pieces and words with their rows, window and centres."""
+    words, word_weights = out.word_rows()
+    return dict(
+        source=out.source_tokens,
+        output=out.row_labels,
+        weights=out.weights.tolist(),
+        words=words,
+        word_weights=word_weights.tolist(),
+        word_of=[i for i, (_, index) in enumerate(word_spans(out.row_labels)) for _ in index],
+        window=model.resolve_window(window),
+        centres=out.centres.tolist() if out.centres is not None else None,
+        predicted=model.cfg.attention == "local-p",
+        has_attention=model.has_attention,
+    )
+
+
+def _heatmap(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
+    """The alignment of one sentence: rows per word (pieces merged) or per subword piece."""
+    merged = not pieces and len(sentence["words"]) != len(sentence["output"])
+    if not merged:
+        return alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
+                                sentence["centres"], sentence["predicted"], title=title, highlight=row)
+    highlight = None if row is None else sentence["word_of"][row]
+    return alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"],
+                            title=title + " · words (pieces merged: mean of their rows)", highlight=highlight)
+
+
+def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings, pieces: bool = False) -> Result:
     """Decode one input with one variant and draw its alignment.
+
+    A translation input may hold several sentences: they are split at sentence-final punctuation,
+    translated in one batch, and each gets its own alignment (``state["sentences"]``; the figure
+    shows the first, [`sentence_view`][demo.handlers.sentence_view] switches).
 
     Args:
         registry: Loaded models.
         task: ``translation`` or ``couplet``.
         text: The user's input.
         settings: Decoding controls.
+        pieces: Show one heatmap row per subword piece instead of per word.
 
     Returns:
         The [`Result`][demo.handlers.Result].
@@ -172,42 +222,65 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     except KeyError as err:
         raise gr.Error(str(err.args[0])) from None
     rules = settings.rules() if task == "couplet" else None
+    options = dict(beam_size=int(settings.beam_size), window=window, hard=settings.hard)
     started = time.perf_counter()
     try:
         with torch.inference_mode():
-            out = translator.translate(
-                [text], beam_size=int(settings.beam_size), window=window, hard=settings.hard,
-                constrained=settings.constrained if task == "couplet" else False,
-                rules=rules, max_tokens=MAX_CHARS[task],
-            )[0]
+            if task == "couplet":
+                outs = translator.translate([text], constrained=settings.constrained, rules=rules,
+                                            max_tokens=MAX_CHARS[task], **options)
+            else:
+                outs = translator.translate_paragraph(text, SENTENCE_TOKENS, **options)
     except InputError as err:
-        raise gr.Error(str(err)) from None
+        raise gr.Error(f"无法翻译 / {err}") from None
     seconds = time.perf_counter() - started
     model = translator.model
-    rows = out.row_labels
-    weights = out.weights.tolist()
-    centres = out.centres.tolist() if out.centres is not None else None
-    resolved = model.resolve_window(window)
-    predicted = model.cfg.attention == "local-p"
-    state = dict(source=out.source_tokens, output=rows, weights=weights, window=resolved, centres=centres,
-                 predicted=predicted, has_attention=model.has_attention)
+    sentences = [_sentence_state(out, model, window) for out in outs]
+    state = {**sentences[0], "sentences": sentences, "sentence": 0}
     if model.has_attention:
-        figure = alignment_figure(out.source_tokens, rows, weights, resolved, centres, predicted,
-                                  title="alignment 对齐 (hover for weights)")
-        steps = step_figure(out.source_tokens, rows, weights, 0)
+        title = "alignment 对齐 (hover for weights)" + (f" · sentence 句 1/{len(outs)}" if len(outs) > 1 else "")
+        figure = _heatmap(sentences[0], None, pieces, title)
+        steps = step_figure(state["source"], state["output"], state["weights"], 0)
     else:
         figure = message_figure("No attention: the baseline has no alignment to show. 无注意力模型没有对齐。")
         steps = message_figure("—")
-    info = _info(task, text, out, settings, window, seconds, model.has_attention)
-    return Result(out.text, figure, steps, info, state)
+    info = _info(task, outs, translator.notes, settings, seconds, model.has_attention)
+    joiner = "" if task == "couplet" else " "
+    return Result(joiner.join(out.text for out in outs), figure, steps, info, state)
 
 
-def step_view(state: dict | None, step: int) -> tuple[go.Figure, go.Figure]:
-    """The step-through view: the heatmap with row ``step`` outlined, and that row as bars.
+def sentence_labels(state: dict | None) -> list[tuple[str, int]]:
+    """Choices of the sentence selector: ``(label, index)`` per sentence of the last request."""
+    sentences = (state or {}).get("sentences", [])
+    return [(f"{i + 1}. " + "".join(s["source"])[:24], i) for i, s in enumerate(sentences)]
+
+
+def sentence_view(state: dict | None, index: int | None, pieces: bool = False) -> tuple[dict, go.Figure, go.Figure]:
+    """Switch the views to sentence ``index`` of a paragraph.
+
+    Returns:
+        ``(state with that sentence current, heatmap, bars at its first step)``.
+    """
+    sentences = (state or {}).get("sentences", [])
+    if not sentences:
+        empty = message_figure("Run a sentence first. 请先运行一句。")
+        return state or {}, empty, empty
+    i = max(0, min(int(index or 0), len(sentences) - 1))
+    state = {**sentences[i], "sentences": sentences, "sentence": i}
+    heat, bars = step_view(state, 1, pieces)
+    return state, heat, bars
+
+
+def step_view(state: dict | None, step: int, pieces: bool = False) -> tuple[go.Figure, go.Figure]:
+    """The step-through view: the heatmap with the current step outlined, and that step as bars.
+
+    Steps are decoding steps (one per subword piece); in the word view the outlined row is the
+    word that the step's piece belongs to.
 
     Args:
         state: ``Result.state`` of the last request (``None`` before the first one).
         step: 1-based step from the slider.
+        pieces: Heatmap rows per piece instead of per word.
 
     Returns:
         ``(heatmap, bars)``.
@@ -219,8 +292,10 @@ def step_view(state: dict | None, step: int) -> tuple[go.Figure, go.Figure]:
         fig = message_figure("No attention: the baseline has no alignment to show. 无注意力模型没有对齐。")
         return fig, message_figure("—")
     row = max(0, min(int(step) - 1, len(state["output"]) - 1))
-    heat = alignment_figure(state["source"], state["output"], state["weights"], state["window"],
-                            state["centres"], state["predicted"], title=f"step 步 {row + 1}", highlight=row)
+    sentences = state.get("sentences", [])
+    where = f"sentence 句 {state.get('sentence', 0) + 1}/{len(sentences)} · " if len(sentences) > 1 else ""
+    sentence = {"words": state["output"], "word_weights": state["weights"], **state}
+    heat = _heatmap(sentence, row, pieces, f"{where}step 步 {row + 1}")
     return heat, step_figure(state["source"], state["output"], state["weights"], row)
 
 

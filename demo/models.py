@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from attention_core.hub import FILES, ModelLoadError, load_folder
+from attention_core.hub import FILES, OPTIONAL_FILES, ModelLoadError, load_folder
 from attention_core.pipeline import Translator
 
 BUNDLED = Path(__file__).resolve().parents[1] / "models"
@@ -34,7 +34,7 @@ VARIANT_LABELS: dict[str, str] = {
 
 DEFAULT_VARIANT = "luong-general"
 
-ZOO_PATTERNS = [f"*/*/{name}" for name in (*FILES, "README.md")]
+ZOO_PATTERNS = [f"*/*/{name}" for name in (*FILES, *OPTIONAL_FILES, "README.md")]
 """What ``from_hub`` downloads from a zoo repo: the model files of each ``<task>/<variant>/``, nothing else."""
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """A Hub repo id, ``namespace/name``."""

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import gradio as gr
 
 from attention_core.couplet import CoupletRules
-from demo.handlers import WINDOW_CHOICES, Result, Settings, compare, run, step_view
+from demo.handlers import WINDOW_CHOICES, Result, Settings, compare, run, sentence_labels, sentence_view, step_view
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, train_live, try_sequence
 from demo.models import ModelRegistry
 
@@ -33,6 +33,7 @@ TRANSLATION_EXAMPLES = [
     "每次听到这首歌，都会让我回忆起自己年轻的时候。",
     "那些说钱不能买来幸福的人，只是不知道上哪里去买而已。",
     "在日本，在我们的雨季常常下雨，雨季一般在六月中旬至七月中旬。",
+    "我昨天去了图书馆。那里人很多！你想明天和我一起去吗？",
 ]
 COUPLET_EXAMPLES = [
     "风声雨声读书声声声入耳",
@@ -93,7 +94,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             with gr.Column(scale=3):
                 placeholder = "输入中文句子 Type a Chinese sentence" if task == "translation" else "输入上联"
                 text = gr.Textbox(label="上联 first line" if task == "couplet" else "中文 Chinese",
-                                  placeholder=placeholder, lines=2, max_lines=4, elem_id=f"{task}-input")
+                                  placeholder=placeholder, lines=2, max_lines=8, elem_id=f"{task}-input")
                 button = gr.Button("生成 Generate" if task == "couplet" else "翻译 Translate",
                                    variant="primary", elem_id=f"{task}-run")
                 gr.Examples(examples, inputs=text, label="examples 示例")
@@ -102,30 +103,43 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                 info = gr.Markdown(elem_id=f"{task}-info")
             with gr.Column(scale=2):
                 controls = _controls(registry, task)
+        with gr.Row(visible=task == "translation"):
+            sentence = gr.Dropdown([], value=None, label="sentence 句子 (a paragraph is translated sentence by "
+                                   "sentence)", interactive=True, elem_id=f"{task}-sentence")
+            pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
+                                 "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
         heatmap = gr.Plot(label="alignment heatmap 对齐热力图", elem_id=f"{task}-heatmap")
-        step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看")
+        step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
         bars = gr.Plot(label="one step 单步", elem_id=f"{task}-steps")
         state = gr.State({})
 
         names = list(controls)
 
         @gpu
-        def handler(text_value: str, *values: object) -> tuple:
+        def handler(text_value: str, pieces_value: bool, *values: object) -> tuple:
             settings = Settings(**{
                 {"beam": "beam_size"}.get(k, k): v for k, v in zip(names, values)
             })
             settings.beam_size = int(settings.beam_size)
-            result: Result = run(registry, task, text_value, settings)
+            result: Result = run(registry, task, text_value, settings, bool(pieces_value))
             steps = max(1, len(result.state.get("output", [])))
             return (result.text, result.info, result.figure, result.steps, result.state,
-                    gr.Slider(1, steps, value=1, step=1))
+                    gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0))
 
-        inputs = [text, *controls.values()]
-        outputs = [output, info, heatmap, bars, state, step]
+        def pick(state_value: dict, index: int, pieces_value: bool) -> tuple:
+            new_state, heat, bar = sentence_view(state_value, index, bool(pieces_value))
+            steps = max(1, len(new_state.get("output", [])))
+            return new_state, heat, bar, gr.Slider(1, steps, value=1, step=1)
+
+        inputs = [text, pieces, *controls.values()]
+        outputs = [output, info, heatmap, bars, state, step, sentence]
         button.click(handler, inputs, outputs, api_name=task)
         text.submit(handler, inputs, outputs, api_visibility="private")
-        step.change(step_view, [state, step], [heatmap, bars], api_visibility="private",
+        sentence.input(pick, [state, sentence, pieces], [state, heatmap, bars, step], api_visibility="private")
+        step.change(step_view, [state, step, pieces], [heatmap, bars], api_visibility="private",
                     show_progress="hidden")
+        pieces.change(step_view, [state, step, pieces], [heatmap, bars], api_visibility="private",
+                      show_progress="hidden")
 
 
 def build_compare_tab(registry: ModelRegistry) -> None:

@@ -38,6 +38,9 @@ def test_translate_prints_text_and_alignment(model_dir, capsys):
     "argv,message",
     [
         (["translate", "--model", "MODEL", "   "], "empty"),
+        (["translate", "--model", "MODEL", "hello world"], "no Chinese characters"),
+        (["translate", "--model", "MODEL", "123 ..."], "no Chinese characters"),
+        (["translate", "--model", "MODEL", "我们" * 60], "limit per sentence"),
         (["couplet", "--model", "MODEL", "春风"], "translation model"),
         (["translate", "--model", "/no/such/folder", "你好"], "does not exist"),
         (["train", "--task", "translation", "--data", "/no/such/data", "--out", "OUT"], "not found"),
@@ -60,3 +63,11 @@ def test_unknown_variant_is_rejected_with_the_valid_names(capsys):
         main(["train", "--task", "translation", "--out", "x", "--score", "cosine"])
     assert exit_.value.code == 2
     assert "scaled_dot" in capsys.readouterr().err
+
+
+def test_a_paragraph_prints_one_line_and_one_alignment_per_sentence(model_dir, capsys):
+    assert main(["translate", "--model", str(model_dir), "--show-attention", "我喜欢猫。今天很好！"]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()[0]) > 0 and "[sentence 1]" in out and "[sentence 2]" in out
+    assert out.index("[sentence 1]") < out.index("[sentence 2]")
+    assert out.split("[sentence 2]")[1].splitlines()[1].split() == ["今", "天", "很", "好", "！"]

@@ -25,7 +25,7 @@ def test_a_window_past_the_source_attends_to_the_nearest_real_key_not_nan():
 class _ScriptedModel:
     """A stand-in for ``Seq2Seq`` whose step ``t`` gives every row the same scripted distribution."""
 
-    cfg = SimpleNamespace(pad_id=0, bos_id=2, eos_id=3, length_ratio=1.0)
+    cfg = SimpleNamespace(pad_id=0, unk_id=1, bos_id=2, eos_id=3, length_ratio=1.0)
 
     def __init__(self, steps: list[dict[int, float]], vocab: int = 6) -> None:
         self.logits = []
