@@ -17,6 +17,7 @@ from attention_core.metrics import (
 )
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import WindowArg
+from attention_core.vocab import UNK
 
 
 def evaluate(
@@ -35,7 +36,8 @@ def evaluate(
     and chrF. Couplets are scored per character (sacrebleu ``char``), plus the rules a reader checks
     ([`couplet_metrics`][attention_core.metrics.couplet_metrics] and
     [`couplet_corpus_metrics`][attention_core.metrics.couplet_corpus_metrics]), computed on the
-    human references too (``couplet_reference``: the ceiling). Every report also has alignment
+    human references too (``couplet_reference``: the ceiling). Every report counts the outputs that
+    contain ``<unk>`` (``unk_outputs``; the searches never generate it), and has alignment
     statistics (entropy, diagonality) and all outputs in order (``outputs``, for paired
     significance tests).
 
@@ -82,6 +84,7 @@ def evaluate(
         "bleu": bleu(hyps, refs, task.bleu_tokenize, lowercase=True),
         "chrf": chrf(hyps, refs, lowercase=True),
         "bleu_by_length": bleu_by_length(lengths, hyps, refs, tokenize=task.bleu_tokenize, lowercase=True),
+        "unk_outputs": sum(UNK in o.tokens or UNK in o.text for o in outputs),
         "decode_seconds": round(seconds, 2),
         "scoring": f"sacrebleu {task.bleu_tokenize}, lowercased, detokenised output",
     }

@@ -45,7 +45,7 @@ class TaskRecipe:
         model: ``ModelConfig`` fields (sizes, dropout, embedding tying).
         train: Training settings.
         window: Half-width ``D`` of the local-p variant.
-        extra: Extra couplet training folders.
+        extra: Extra training folders in the data folder (``poetry-couplet``, ``cmn-eng-extra``).
     """
 
     model: dict
@@ -117,7 +117,8 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
     cfg, meta = translator.model.cfg, translator.meta
     params = sum(p.numel() for p in translator.model.parameters())
     rows = "\n".join(
-        f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} |" for name, r in reports.items()
+        f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('unk_outputs', '—')} |"
+        for name, r in reports.items()
     )
     language = "zh\n- en" if task == "translation" else "zh"
     rules = ""
@@ -149,7 +150,7 @@ A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,
 decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`
 {f"(window D = {cfg.window})" if cfg.window else ""}, hidden {cfg.hidden_size}, embeddings {cfg.emb_size},
 {params / 1e6:.2f} M parameters, weights stored in float16.
-
+{_subword_line(translator)}
 ## Data and license
 {LICENSES[task]}. Split: {meta.get("data", {}).get("rule")} (seed {meta.get("data", {}).get("seed")});
 sizes {json.dumps(meta.get("data", {}).get("sizes"))}.
@@ -163,8 +164,8 @@ Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
 ## Test metrics (measured)
 Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
 
-| test set: decoding | pairs | BLEU | chrF |
-|---|---|---|---|
+| test set: decoding | pairs | BLEU | chrF | outputs with `<unk>` |
+|---|---|---|---|---|
 {rows}
 {rules}
 ## Use
@@ -174,6 +175,14 @@ translator = from_pretrained("path/or/repo-id")
 print(translator.translate(["{"我喜欢自然语言处理" if task == "translation" else "两个黄鹂鸣翠柳"}"])[0].text)
 ```
 """
+
+
+def _subword_line(translator: Translator) -> str:
+    """The model card's sentence on subword targets (empty for whole-token models)."""
+    if translator.task.subwords is None:
+        return ""
+    return (f"English targets are {len(translator.tgt_vocab) - 4} BPE subword pieces (`subwords.json`, Hugging Face "
+            "`tokenizers`), so any word can be spelled; `<unk>` is never generated.\n")
 
 
 def _alive(pid: int) -> bool:

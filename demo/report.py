@@ -173,6 +173,7 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
         for decoding, report in r.items():
             row[f"bleu_{decoding}"] = round(report["bleu"], 2)
             row[f"chrf_{decoding}"] = round(report["chrf"], 2)
+            row[f"unk_{decoding}"] = report.get("unk_outputs", "—")
             if "couplet" in report:
                 for k, value in report["couplet"].items():
                     row[f"{k}_{decoding}"] = round(value, 3) if isinstance(value, float) else value
@@ -196,11 +197,13 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
         body += "\n**The rules a reader checks** (beam 5, default rules; human 下联s are the ceiling):\n\n"
         body += rules_table(variants)
     else:
-        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta} | entropy | "
-                  "diagonality |\n|---|---|---|---|---|---|---|---|\n")
+        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta} | "
+                  "outputs with &lt;unk&gt; (greedy / beam 5) | entropy | diagonality |\n"
+                  "|---|---|---|---|---|---|---|---|---|\n")
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
             f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {_interval(intervals.get(r['variant']))} | "
+            f"{r.get('unk_greedy', '—')} / {r.get('unk_beam5', '—')} | "
             f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )

@@ -94,3 +94,58 @@ def test_heatmap_keeps_repeated_tokens_apart():
     fig = alignment_figure(["天", "天"], ["a", "<eos>"], [[0.5, 0.5], [1.0, 0.0]])
     assert list(fig.layout.xaxis.tickvals) == [0, 1]
     assert list(fig.layout.yaxis.ticktext) == ["a", "&lt;eos&gt;"]
+
+
+def _subword_registry():
+    from attention_core.config import ModelConfig
+    from attention_core.data import get_task
+    from attention_core.pipeline import Translator
+    from attention_core.seq2seq import build_model
+    from attention_core.subword import Subwords
+    from attention_core.text import tokenize_english
+    from attention_core.vocab import Vocab
+    from demo.models import ModelRegistry
+
+    english = ["unbelievable weather today .", "i like natural language processing ."] * 3
+    subwords = Subwords.train([tokenize_english(s) for s in english], vocab_size=30)
+    zh = Vocab(list(dict.fromkeys("我喜欢自然语言处理今天气很好。")))
+    en = Vocab([p for p in subwords.tokenizer.get_vocab() if not p.startswith("<")])
+    cfg = ModelConfig(src_vocab_size=len(zh), tgt_vocab_size=len(en), hidden_size=16, emb_size=8)
+    translator = Translator(build_model(cfg).eval(), zh, en, get_task("translation").with_subwords(subwords))
+    return ModelRegistry({"translation": {"luong-general": translator}}, "test models")
+
+
+def test_a_paragraph_gets_one_alignment_per_sentence_and_a_selector():
+    from demo.handlers import sentence_labels, sentence_view
+
+    registry = _subword_registry()
+    result = run(registry, "translation", "我喜欢自然语言处理。今天天气很好！", Settings("luong-general"))
+    sentences = result.state["sentences"]
+    assert len(sentences) == 2 and [s["source"][0] for s in sentences] == ["我", "今"]
+    assert [label for label, _ in sentence_labels(result.state)][1].startswith("2. 今天")
+    state, heat, bars = sentence_view(result.state, 1)
+    assert state["sentence"] == 1 and list(heat.data[0].x) == list(range(len(sentences[1]["source"])))
+    assert list(bars.data[0].y) == sentences[1]["weights"][0]
+    assert "sentence 句 2/2" in heat.layout.title.text
+
+
+def test_heatmap_rows_are_words_by_default_and_pieces_on_request():
+    registry = _subword_registry()
+    result = run(registry, "translation", "我喜欢自然语言处理", Settings("luong-general"))
+    s = result.state
+    assert len(s["word_of"]) == len(s["output"]) and s["word_of"][-1] == len(s["words"]) - 1
+    words_heat, _ = step_view(result.state, 1)
+    pieces_heat, _ = step_view(result.state, 1, pieces=True)
+    assert len(pieces_heat.data[0].z) == len(s["output"])
+    assert len(words_heat.data[0].z) == len(s["words"])
+    if len(s["words"]) < len(s["output"]):  # pieces were merged, and the title says so
+        assert "pieces merged" in words_heat.layout.title.text
+    for row in words_heat.data[0].z:
+        assert abs(sum(row) - 1) < 1e-4  # a word's row (mean of its pieces' rows) is still a distribution
+
+
+def test_notes_reach_the_info_line():
+    registry = _subword_registry()
+    registry.models["translation"]["luong-general"].meta["source_lengths"] = {"p99": 3}
+    result = run(registry, "translation", "我喜欢自然语言处理", Settings("luong-general"))
+    assert "99 %" in result.info and "99%" in result.info  # English and Chinese
