@@ -170,7 +170,8 @@ class Translator:
 
         Args:
             text: One or more sentences.
-            max_sentence_tokens: Longest accepted sentence (tokens), or ``None`` for no limit.
+            max_sentence_tokens: Longest accepted sentence (tokens), or ``None`` for no limit. A
+                fragment without Chinese (``2013.``) is joined to the sentence before it (or after it).
             **options: Decoding options of [`translate`][attention_core.pipeline.Translator.translate].
 
         Returns:
@@ -182,16 +183,26 @@ class Translator:
         sentences = split_sentences(text or "", max_sentence_tokens)
         if not sentences:
             raise InputError("the input is empty: type a sentence first")
-        if not has_chinese(text):
+        merged: list[str] = []  # a fragment without Chinese ("2013.", "OK!") joins its neighbour
+        pending = ""
+        for sentence in sentences:
+            if has_chinese(sentence):
+                merged.append(pending + sentence)
+                pending = ""
+            elif merged:
+                merged[-1] += sentence
+            else:
+                pending += sentence
+        if not merged:
             self.tokenize(text)  # raises the no-Chinese error
-        for i, sentence in enumerate(sentences, 1):
+        for i, sentence in enumerate(merged, 1):
             n = len(self.task.tokenize_src(sentence))
             if max_sentence_tokens is not None and n > max_sentence_tokens:
                 raise InputError(
                     f"sentence {i} has {n} tokens and no punctuation to split it at; the limit per sentence "
                     f"is {max_sentence_tokens}: add punctuation (，。) or shorten it"
                 )
-        return self._decode([self.task.tokenize_src(s) for s in sentences], **options)
+        return self.translate(merged, **options)
 
     def translate(
         self,
@@ -225,22 +236,8 @@ class Translator:
         Raises:
             InputError: On an empty or over-long input.
         """
-        tokenised = [self.tokenize(t, max_tokens) for t in texts]
-        return self._decode(tokenised, beam_size, window, hard, constrained, rules, batch_size, max_len)
-
-    def _decode(
-        self,
-        tokenised: Sequence[list[str]],
-        beam_size: int = 1,
-        window: WindowArg = "config",
-        hard: bool = False,
-        constrained: bool | None = None,
-        rules: CoupletRules | None = None,
-        batch_size: int = 64,
-        max_len: int | None = None,
-    ) -> list[Output]:
-        """Decode tokenised sources in length-sorted batches; outputs in input order."""
         constrained = self.task.constrained if constrained is None else constrained
+        tokenised = [self.tokenize(t, max_tokens) for t in texts]
         order = sorted(range(len(tokenised)), key=lambda i: len(tokenised[i]))
         results: list[Output | None] = [None] * len(tokenised)
         self.model.eval()

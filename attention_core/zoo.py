@@ -58,9 +58,11 @@ RECIPES: dict[str, TaskRecipe] = {
     "translation": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.3, tie_embeddings=True),
         train=TrainConfig(
-            epochs=12, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50
+            epochs=16, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50,
+            subword_vocab=4000,
         ),
         window=4,
+        extra=["cmn-eng-extra"],
     ),
     "couplet": TaskRecipe(
         model=dict(hidden_size=256, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),

@@ -70,4 +70,4 @@ def test_a_paragraph_prints_one_line_and_one_alignment_per_sentence(model_dir, c
     out = capsys.readouterr().out
     assert len(out.splitlines()[0]) > 0 and "[sentence 1]" in out and "[sentence 2]" in out
     assert out.index("[sentence 1]") < out.index("[sentence 2]")
-    assert out.split("[sentence 2]")[1].splitlines()[1].split() == ["今", "天", "很", "好", "！"]
+    assert out.split("[sentence 2]")[1].splitlines()[1].split() == ["今", "天", "很", "好", "<unk>"]

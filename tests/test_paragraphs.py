@@ -95,3 +95,10 @@ def test_input_without_chinese_is_refused_clearly(text):
 def test_an_unsplittable_sentence_over_the_limit_is_refused():
     with pytest.raises(InputError, match="limit per sentence is 10"):
         _translator().translate_paragraph("我喜欢猫" * 5, max_sentence_tokens=10)
+
+
+def test_a_fragment_without_chinese_joins_its_neighbour():
+    translator = _translator()
+    outs = translator.translate_paragraph("OK! 我喜欢猫。2013. 你呢？")
+    raw = ["".join(u or t for u, t in zip(o.unknown, o.source_tokens)) for o in outs]
+    assert raw == ["ok!我喜欢猫。2013.", "你呢？"]
