@@ -101,4 +101,4 @@ def test_a_fragment_without_chinese_joins_its_neighbour():
     translator = _translator()
     outs = translator.translate_paragraph("OK! 我喜欢猫。2013. 你呢？")
     raw = ["".join(u or t for u, t in zip(o.unknown, o.source_tokens)) for o in outs]
-    assert raw == ["ok!我喜欢猫。2013.", "你呢？"]
+    assert raw == ["ok！我喜欢猫。2013.", "你呢？"]  # "!" before Chinese is normalised to full width
