@@ -100,6 +100,8 @@ def save_pretrained(translator: Translator, folder: str | Path, half: bool = Fal
     atomic_write(folder / TGT_VOCAB, translator.tgt_vocab.save)
     if translator.task.subwords is not None:
         atomic_write(folder / SUBWORDS, translator.task.subwords.save)
+    else:
+        (folder / SUBWORDS).unlink(missing_ok=True)  # a word model saved over a subword model
     atomic_write_text(folder / CONFIG, json.dumps(config, ensure_ascii=False, indent=2))
     return folder
 
@@ -299,6 +301,8 @@ def load_folder(
     src_vocab, tgt_vocab = read_vocabularies(folder, cfg)
     if (folder / SUBWORDS).is_file():
         task = task.with_subwords(read_subwords(folder, task, tgt_vocab))
+    elif isinstance(meta.get("train"), dict) and meta["train"].get("subword_vocab"):
+        raise ModelLoadError(f"model folder {folder} is missing {SUBWORDS} (trained with subword targets)")
     try:
         expected = expected_tensors(cfg, max_bytes)
     except ModelLoadError as err:
@@ -368,15 +372,20 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
         ModelLoadError: If the repo cannot be reached or lacks a file (the message says which).
     """
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
 
     folder = None
     try:
         for name in (*FILES, *OPTIONAL_FILES, "README.md"):
             try:
                 path = hf_hub_download(repo_id, name, revision=revision, local_dir=local_dir)
+            except EntryNotFoundError:
+                # an optional file may be absent; load_folder refuses a subword model without subwords.json
+                if name in OPTIONAL_FILES or name == "README.md":
+                    continue
+                raise
             except Exception:
-                if name in (*OPTIONAL_FILES, "README.md"):
+                if name == "README.md":  # the model card is a courtesy: never fail a download for it
                     continue
                 raise
             folder = Path(path).parent

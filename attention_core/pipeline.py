@@ -132,7 +132,7 @@ class Translator:
 
         * ``long``: the source is longer than 99 % of the training sources (``meta["source_lengths"]``,
           recorded by training; models without it get no length note);
-        * ``unknown``: more than a fifth of the source tokens (or more than two) are unknown.
+        * ``unknown``: more than a fifth of the source tokens are unknown.
 
         Args:
             output: An output of this translator.
@@ -142,8 +142,9 @@ class Translator:
         """
         notes = []
         n = len(output.source_tokens)
-        p99 = self.meta.get("source_lengths", {}).get("p99")
-        if isinstance(p99, int) and n > p99:
+        lengths = self.meta.get("source_lengths")
+        p99 = lengths.get("p99") if isinstance(lengths, dict) else None
+        if type(p99) is int and n > p99:
             notes.append(Note(
                 "long",
                 f"this sentence has {n} tokens; 99 % of the training sentences have at most {p99}, and "
@@ -151,7 +152,7 @@ class Translator:
                 f"这句有 {n} 个字，训练集中 99% 的句子不超过 {p99} 个字；句子越长，译文越差（见结果页的按长度 BLEU）",
             ))
         unknown = [u for u in output.unknown if u]
-        if unknown and (len(unknown) > 2 or len(unknown) > n / 5):
+        if unknown and len(unknown) > n / 5:
             chars = " ".join(dict.fromkeys(unknown))
             notes.append(Note(
                 "unknown",
@@ -199,8 +200,8 @@ class Translator:
             n = len(self.task.tokenize_src(sentence))
             if max_sentence_tokens is not None and n > max_sentence_tokens:
                 raise InputError(
-                    f"sentence {i} has {n} tokens and no punctuation to split it at; the limit per sentence "
-                    f"is {max_sentence_tokens}: add punctuation (，。) or shorten it"
+                    f"sentence {i} has {n} tokens; the limit per sentence is {max_sentence_tokens}: "
+                    "split it with punctuation (。！？ between sentences, ，between clauses) or shorten it"
                 )
         return self.translate(merged, **options)
 

@@ -259,7 +259,7 @@ def beam_search(
         done = [len(f) >= K and max(score for score, _ in f) >= best for f, best in zip(finished, live_best)]
         for b in range(B):
             if not done[b] and limits[b] <= t + 1:  # this sentence's own length limit
-                if not finished[b] and bool(torch.isfinite(live[b]).any()):  # keep the best live hypothesis
+                if not finished[b]:  # keep the best live hypothesis
                     flat = b * K + int(live[b].argmax())
                     raw = float(beam_scores[flat])
                     hyp = _hypothesis(

@@ -134,12 +134,20 @@ class Subwords:
             ValueError: If the file is not a ``tokenizers`` BPE model with the ``##`` continuation prefix.
         """
         try:
-            tokenizer = Tokenizer.from_file(str(path))
-        except Exception as err:  # tokenizers raises its own exception type for malformed JSON
-            raise ValueError(f"{path}: not a tokenizers model ({err})") from None
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            tokenizer = Tokenizer.from_str(json.dumps(data))
+        except BaseException as err:  # malformed JSON, or a Rust panic (not an Exception) in tokenizers
+            if isinstance(err, (KeyboardInterrupt, SystemExit)):
+                raise
+            reason = str(err).splitlines()[0] if str(err) else repr(err)
+            raise ValueError(f"{path}: not a tokenizers model ({reason})") from None
         model = tokenizer.model
         if not isinstance(model, models.BPE) or model.continuing_subword_prefix != CONTINUE:
             raise ValueError(f"{path}: expected a BPE model with continuing_subword_prefix {CONTINUE!r}")
+        extras = [k for k in ("normalizer", "post_processor", "decoder", "truncation", "padding") if data.get(k)]
+        if extras or model.unk_token != UNK or not isinstance(tokenizer.pre_tokenizer, pre_tokenizers.WhitespaceSplit):
+            what = ", ".join(extras) or "its unk token or pre-tokenizer"
+            raise ValueError(f"{path}: not a subword model written by Attention Lab ({what} differ)")
         return cls(tokenizer)
 
     def __len__(self) -> int:

@@ -30,9 +30,10 @@ _HALF_TO_FULL = str.maketrans({",": "，", "!": "！", "?": "？", ";": "；", "
 _CJK_TOKEN = re.compile(r"[A-Za-z0-9]+|\S")
 _EN_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|'[a-z]+|[^\sa-z0-9]")
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_CLOSERS = "”’」』）)\"'》"
-# sentence-final marks (a run of them, then closing quotes or brackets); "." not inside a number
-_SENTENCE_END = re.compile(rf"(?:[。！？!?]+|…+|\.(?![0-9]))[{re.escape(_CLOSERS)}]*")
+_CLOSERS = "”’」』）)》"
+# sentence-final marks (a run of them, then closing quotes or brackets); an ASCII "." only right after a
+# Chinese character or as "...", so numbers (3.5) and Latin abbreviations (U.S.A.) are never cut
+_SENTENCE_END = re.compile(rf"(?:[。！？!?．｡]+|…+|\.{{3,}}|(?<=[^\x00-\x7f])\.(?!\.))[{re.escape(_CLOSERS)}]*")
 _CLAUSE_END = re.compile(rf"[，,；;：:、][{re.escape(_CLOSERS)}]*")
 
 
@@ -78,10 +79,11 @@ def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
 def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
     """Split a paragraph into sentences at line breaks and sentence-final punctuation.
 
-    A sentence ends after ``。！？!?``, ``…`` or a ``.`` that is not part of a number, together
-    with any closing quotes or brackets that follow. With ``max_chars``, a sentence longer than
-    that is cut further after clause punctuation (``，；：、``), packing clauses greedily up to
-    ``max_chars``; a clause that is longer on its own stays as it is (the caller decides).
+    A sentence ends after ``。！？!?``, ``…``, ``...`` or a ``.`` that follows a Chinese character
+    (not ``3.5`` or ``U.S.A.``), together with any closing quotes or brackets that follow. With
+    ``max_chars``, a sentence longer than that is cut further after clause punctuation (``，；：、``),
+    packing clauses greedily up to ``max_chars``; a clause that is longer on its own stays as it is
+    (the caller decides).
 
     Args:
         text: One or more sentences.

@@ -74,6 +74,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", default=str(ROOT / "results"))
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     registry = ModelRegistry.load(args.models)
     rows = [measure(registry, args.variant, beam, args.repeats) for beam in (1, 5)]
     out = Path(args.out)

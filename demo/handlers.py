@@ -20,7 +20,7 @@ import torch
 from attention_core.couplet import CoupletRules
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
 from attention_core.subword import word_spans
-from attention_core.text import has_chinese
+from attention_core.text import detokenize_chinese, has_chinese
 from demo.models import VARIANT_LABELS, ModelRegistry
 from demo.plots import alignment_figure, message_figure, step_figure
 
@@ -168,15 +168,19 @@ def _doc_link(page: str, anchor: str) -> str:
 def _sentence_state(out: Output, model: torch.nn.Module, window: int | None | str) -> dict:
     """What the views need of one sentence: pieces and words with their rows, window and centres."""
     words, word_weights = out.word_rows()
+    spans = word_spans(out.row_labels)
+    centres = out.centres.tolist() if out.centres is not None else None
     return dict(
+        text=detokenize_chinese([u or tok for u, tok in zip(out.unknown, out.source_tokens)]),
         source=out.source_tokens,
         output=out.row_labels,
         weights=out.weights.tolist(),
         words=words,
         word_weights=word_weights.tolist(),
-        word_of=[i for i, (_, index) in enumerate(word_spans(out.row_labels)) for _ in index],
+        word_of=[i for i, (_, index) in enumerate(spans) for _ in index],
+        word_centres=None if centres is None else [sum(centres[j] for j in index) / len(index) for _, index in spans],
         window=model.resolve_window(window),
-        centres=out.centres.tolist() if out.centres is not None else None,
+        centres=centres,
         predicted=model.cfg.attention == "local-p",
         has_attention=model.has_attention,
     )
@@ -189,8 +193,9 @@ def _heatmap(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Fi
         return alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
                                 sentence["centres"], sentence["predicted"], title=title, highlight=row)
     highlight = None if row is None else sentence["word_of"][row]
-    return alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"],
-                            title=title + " · words (pieces merged: mean of their rows)", highlight=highlight)
+    return alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"], sentence["window"],
+                            sentence["word_centres"], sentence["predicted"], highlight=highlight,
+                            title=title + " · words (pieces merged: mean of their rows and centres)")
 
 
 def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings, pieces: bool = False) -> Result:
@@ -252,7 +257,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
 def sentence_labels(state: dict | None) -> list[tuple[str, int]]:
     """Choices of the sentence selector: ``(label, index)`` per sentence of the last request."""
     sentences = (state or {}).get("sentences", [])
-    return [(f"{i + 1}. " + "".join(s["source"])[:24], i) for i, s in enumerate(sentences)]
+    return [(f"{i + 1}. " + s["text"][:24], i) for i, s in enumerate(sentences)]
 
 
 def sentence_view(state: dict | None, index: int | None, pieces: bool = False) -> tuple[dict, go.Figure, go.Figure]:
@@ -294,7 +299,8 @@ def step_view(state: dict | None, step: int, pieces: bool = False) -> tuple[go.F
     row = max(0, min(int(step) - 1, len(state["output"]) - 1))
     sentences = state.get("sentences", [])
     where = f"sentence 句 {state.get('sentence', 0) + 1}/{len(sentences)} · " if len(sentences) > 1 else ""
-    sentence = {"words": state["output"], "word_weights": state["weights"], **state}
+    sentence = {"words": state["output"], "word_weights": state["weights"], "word_centres": state["centres"],
+                **state}
     heat = _heatmap(sentence, row, pieces, f"{where}step 步 {row + 1}")
     return heat, step_figure(state["source"], state["output"], state["weights"], row)
 

@@ -116,7 +116,8 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
         names = list(controls)
 
         @gpu
-        def handler(text_value: str, pieces_value: bool, *values: object) -> tuple:
+        def handler(text_value: str, *values: object) -> tuple:
+            *values, pieces_value = values  # the pieces switch comes last, so the API keeps its argument order
             settings = Settings(**{
                 {"beam": "beam_size"}.get(k, k): v for k, v in zip(names, values)
             })
@@ -131,7 +132,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             steps = max(1, len(new_state.get("output", [])))
             return new_state, heat, bar, gr.Slider(1, steps, value=1, step=1)
 
-        inputs = [text, pieces, *controls.values()]
+        inputs = [text, *controls.values(), pieces]
         outputs = [output, info, heatmap, bars, state, step, sentence]
         button.click(handler, inputs, outputs, api_name=task)
         text.submit(handler, inputs, outputs, api_visibility="private")

@@ -40,7 +40,7 @@ def test_translate_prints_text_and_alignment(model_dir, capsys):
         (["translate", "--model", "MODEL", "   "], "empty"),
         (["translate", "--model", "MODEL", "hello world"], "no Chinese characters"),
         (["translate", "--model", "MODEL", "123 ..."], "no Chinese characters"),
-        (["translate", "--model", "MODEL", "我们" * 60], "limit per sentence"),
+        (["translate", "--model", "MODEL", "我们" * 60], "the limit per sentence is 100"),
         (["couplet", "--model", "MODEL", "春风"], "translation model"),
         (["translate", "--model", "/no/such/folder", "你好"], "does not exist"),
         (["train", "--task", "translation", "--data", "/no/such/data", "--out", "OUT"], "not found"),

@@ -200,7 +200,8 @@ def test_push_then_pull_round_trip_through_a_local_hub_server(tmp_path):
     assert "the Hub refused the token for 'lab/none' (HTTP 401)" in result.stderr
     assert "no Hugging Face token: set HF_TOKEN" in result.stderr
     assert "bad-token-123" not in result.stderr + result.stdout
-    files = ["README.md", "config.json", "model.safetensors", "src_vocab.json", "tgt_vocab.json"]
+    files = ["README.md", "config.json", "model.safetensors", "src_vocab.json", "subwords.json", "tgt_vocab.json"]
+    assert sorted(p.name for p in bundled.iterdir()) == files  # the bundled translation models use subwords
     assert [(repo, sorted(paths)) for repo, _, paths in server.commits] == [
         ("lab/none", files), ("lab/zoo", [f"translation/none/{f}" for f in files])]
     original = load_file(str(bundled / "model.safetensors"))
@@ -209,7 +210,7 @@ def test_push_then_pull_round_trip_through_a_local_hub_server(tmp_path):
     for name, tensor in original.items():
         assert pulled[name].dtype == tensor.dtype
         assert torch.equal(pulled[name], tensor), name
-    for name in ("README.md", "config.json", "src_vocab.json", "tgt_vocab.json"):  # the model card included
+    for name in ("README.md", "config.json", "src_vocab.json", "tgt_vocab.json", "subwords.json"):  # and the card
         assert (tmp_path / "pulled" / name).read_bytes() == (bundled / name).read_bytes()
     served = load_file(str(tmp_path / "app.safetensors"))
     assert served.keys() == original.keys()

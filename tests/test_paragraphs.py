@@ -17,6 +17,8 @@ from attention_core.vocab import Vocab
     ("他说：“走吧！”我们走了……然后呢?", ["他说：“走吧！”", "我们走了……", "然后呢?"]),
     ("第一行\n第二行", ["第一行", "第二行"]),
     ("价格是3.5元。好.", ["价格是3.5元。", "好."]),
+    ("他用的是 U.S.A. 护照。等等...然后呢", ["他用的是 U.S.A. 护照。", "等等...", "然后呢"]),
+    ("你好．再见｡", ["你好．", "再见｡"]),
     ("没有标点", ["没有标点"]),
     ("  \n ", []),
 ])
@@ -93,12 +95,20 @@ def test_input_without_chinese_is_refused_clearly(text):
 
 
 def test_an_unsplittable_sentence_over_the_limit_is_refused():
-    with pytest.raises(InputError, match="limit per sentence is 10"):
+    with pytest.raises(InputError, match="the limit per sentence is 10"):
         _translator().translate_paragraph("我喜欢猫" * 5, max_sentence_tokens=10)
 
 
 def test_a_fragment_without_chinese_joins_its_neighbour():
     translator = _translator()
-    outs = translator.translate_paragraph("OK! 我喜欢猫。2013. 你呢？")
+    outs = translator.translate_paragraph("OK! 我喜欢猫。2013！你呢？")
     raw = ["".join(u or t for u, t in zip(o.unknown, o.source_tokens)) for o in outs]
-    assert raw == ["ok！我喜欢猫。2013.", "你呢？"]  # "!" before Chinese is normalised to full width
+    assert raw == ["ok！我喜欢猫。2013！", "你呢？"]  # "!" before Chinese is normalised to full width
+
+
+def test_a_bad_source_lengths_record_gives_no_note_and_no_crash():
+    translator = _translator()
+    out = translator.translate(["我喜欢猫今天很好你呢"])[0]
+    for bad in (None, [], {"p99": True}, {"p99": "8"}):
+        translator.meta["source_lengths"] = bad
+        assert translator.notes(out) == []

@@ -80,3 +80,17 @@ def test_beam_size_must_be_positive():
     src, lengths = _src()
     with pytest.raises(ValueError, match="beam size"):
         beam_search(model, src, lengths, beam_size=0)
+
+
+def test_beam_search_returns_a_hypothesis_for_every_row_even_when_all_scores_are_minus_infinity():
+    class MaskAll:
+        def expand(self, index):
+            return self
+
+        def apply(self, logprobs, t, prefix):
+            return torch.full_like(logprobs, float("-inf"))
+
+    model = _model(decoder="luong")
+    src, lengths = _src()
+    hyps = beam_search(model, src, lengths, beam_size=3, max_len=4, constraint=MaskAll())
+    assert len(hyps) == src.size(0) and all(not h.finished for h in hyps)
