@@ -75,7 +75,7 @@ def alignment_figure(
         fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
                       line=dict(color="crimson", width=2))
     fig.update_layout(
-        title=dict(text=title, y=0.98, yanchor="top"),
+        title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center"),  # clear of Gradio's label badge
         xaxis=dict(tickmode="array", tickvals=list(range(len(xs))), ticktext=xs, side="top",
                    title="source 源", range=[-0.5, len(xs) - 0.5]),
         yaxis=dict(tickmode="array", tickvals=list(range(len(ys))), ticktext=ys, autorange="reversed",
@@ -113,7 +113,8 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
     ))
     done = " ".join(_labels(output[:step]))
     fig.update_layout(
-        title=f"step {step + 1}/{len(output)}: {done} <b>[{html.escape(output[step])}]</b>",
+        title=dict(text=f"step {step + 1}/{len(output)}: {done} <b>[{html.escape(output[step])}]</b>", x=0.5,
+                   xanchor="center"),
         xaxis=dict(tickmode="array", tickvals=list(range(len(xs))), ticktext=xs),
         yaxis=dict(range=[0, 1], title="weight"),
         height=280,

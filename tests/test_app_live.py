@@ -123,3 +123,35 @@ def test_live_training_streams_several_updates_and_ends(client):
     statuses = [update[0] for update in job]
     assert len(statuses) >= 2
     assert statuses[-1].startswith("step 300/300")
+
+
+def test_browser_translates_a_paragraph_sentence_by_sentence(app_url):
+    from playwright.sync_api import sync_playwright
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    errors = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1700})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(app_url, wait_until="load")
+        page.locator("#translation-input textarea").fill("我喜欢自然语言处理。今天天气很好！你明天有空吗？")
+        page.locator("#translation-run").click()
+        page.wait_for_function(
+            "() => { const t = document.querySelector('#translation-output textarea');"
+            " return t && t.value.length > 20; }", timeout=60_000)
+        output = page.locator("#translation-output textarea").input_value()
+        assert "<unk>" not in output and output.count("?") == 1
+        page.locator("#translation-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+        assert "sentence 句 1/3" in page.locator("#translation-heatmap").inner_text()
+        page.locator("#translation-sentence input").click()
+        page.get_by_role("option", name="3. 你明天有空吗？").click()
+        page.wait_for_function(
+            "() => document.querySelector('#translation-heatmap').innerText.includes('sentence 句 3/3')",
+            timeout=30_000)
+        page.screenshot(path=str(SCREENSHOTS / "app-translation.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
