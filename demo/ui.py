@@ -35,6 +35,8 @@ TRANSLATION_EXAMPLES = [
     "在日本，在我们的雨季常常下雨，雨季一般在六月中旬至七月中旬。",
     "我昨天去了图书馆。那里人很多！你想明天和我一起去吗？",
 ]
+COMPARE_EXAMPLE = "那些说钱不能买来幸福的人，只是不知道上哪里去买而已。"
+"""The Compare tab's default: one long sentence the models know every character of (the bottleneck shows)."""
 COUPLET_EXAMPLES = [
     "风声雨声读书声声声入耳",
     "落霞与孤鹜齐飞",
@@ -151,7 +153,7 @@ def build_compare_tab(registry: ModelRegistry) -> None:
                     "同一输入，两种模型并排对比。")
         task = gr.Radio([("翻译 Translation", "translation"), ("对联 Couplet", "couplet")],
                         value="translation", label="task 任务")
-        text = gr.Textbox(label="input 输入", value=TRANSLATION_EXAMPLES[-1], lines=2,
+        text = gr.Textbox(label="input 输入", value=COMPARE_EXAMPLE, lines=2,
                           elem_id="compare-input")
         variants = registry.variants("translation")
         names = [v for _, v in variants]
@@ -173,7 +175,7 @@ def build_compare_tab(registry: ModelRegistry) -> None:
             have = [v for _, v in choices]
             first = "none" if "none" in have else (have[0] if have else None)
             second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
-            example = TRANSLATION_EXAMPLES[-1] if task_value == "translation" else COUPLET_EXAMPLES[-1]
+            example = COMPARE_EXAMPLE if task_value == "translation" else COUPLET_EXAMPLES[-1]
             return gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second), example
 
         task.change(switch, task, [a, b, text], api_visibility="private")
