@@ -97,7 +97,9 @@ ZOO_ORDER: list[tuple[str, str]] = [
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
 
 LICENSES = {
-    "translation": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
+    "translation": "Tatoeba / ManyThings.org cmn-eng, plus cmn-eng-extra (further Tatoeba pairs from the Tatoeba test "
+    "set v2021-08-07 in Helsinki-NLP/OPUS-MT-testsets, training only), CC-BY 2.0 FR (attribution: tatoeba.org "
+    "contributors)",
     "couplet": "couplet test set MIT (v-zich/couplet-clean-dataset); training subset of the wb14123 corpus "
     "(no license file; research and teaching use); poetry-couplet (颔联/颈联 of Tang and Song regulated verse, "
     "derived from chinese-poetry, MIT)",
@@ -123,6 +125,7 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
         for name, r in reports.items()
     )
     language = "zh\n- en" if task == "translation" else "zh"
+    window = f" (window D = {cfg.window})" if cfg.window else ""
     rules = ""
     if task == "couplet":
         keys = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
@@ -149,8 +152,8 @@ tags:
 # Attention Lab — {task} — `{variant}`
 
 A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,
-decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`
-{f"(window D = {cfg.window})" if cfg.window else ""}, hidden {cfg.hidden_size}, embeddings {cfg.emb_size},
+decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`{window},
+hidden {cfg.hidden_size}, embeddings {cfg.emb_size},
 {params / 1e6:.2f} M parameters, weights stored in float16.
 {_subword_line(translator)}
 ## Data and license
