@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -161,7 +162,9 @@ class Translator:
             ))
         return notes
 
-    def translate_paragraph(self, text: str, max_sentence_tokens: int | None = None, **options) -> list[Output]:
+    def translate_paragraph(
+        self, text: str, max_sentence_tokens: int | None = None, **options: Any
+    ) -> list[Output]:
         """Split a paragraph into sentences and translate them in one batch, in order.
 
         Sentences end at sentence-final punctuation or line breaks
