@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from attention_core.hub import atomic_write_text  # noqa: E402
-from demo.handlers import Settings, _heatmap, run  # noqa: E402
+from demo.handlers import Settings, heatmap_figure, run  # noqa: E402
 from demo.models import DEFAULT_VARIANT, ModelRegistry  # noqa: E402
 
 PARAGRAPH = (
@@ -51,7 +51,7 @@ def measure(registry: ModelRegistry, variant: str, beam: int, repeats: int) -> d
         result = run(registry, "translation", PARAGRAPH, settings)
         times.append(time.perf_counter() - started)
     sentences = result.state["sentences"]
-    payloads = [len(_heatmap(s, None, False, "").to_json()) for s in sentences]
+    payloads = [len(heatmap_figure(s, None, False, "").to_json()) for s in sentences]
     cells = [(len(s["words"]), len(s["source"])) for s in sentences]
     return {
         "variant": variant,

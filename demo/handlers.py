@@ -165,7 +165,7 @@ def _doc_link(page: str, anchor: str) -> str:
     return f" ([docs]({base}/{page}/#{anchor}))" if base else f" (docs: `docs/{page}.md`)"
 
 
-def _sentence_state(out: Output, model: torch.nn.Module, window: int | None | str) -> dict:
+def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str) -> dict:
     """What the views need of one sentence: pieces and words with their rows, window and centres."""
     words, word_weights = out.word_rows()
     spans = word_spans(out.row_labels)
@@ -186,7 +186,7 @@ def _sentence_state(out: Output, model: torch.nn.Module, window: int | None | st
     )
 
 
-def _heatmap(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
+def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
     """The alignment of one sentence: rows per word (pieces merged) or per subword piece."""
     merged = not pieces and len(sentence["words"]) != len(sentence["output"])
     if not merged:
@@ -240,11 +240,11 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         raise gr.Error(f"无法翻译 / {err}") from None
     seconds = time.perf_counter() - started
     model = translator.model
-    sentences = [_sentence_state(out, model, window) for out in outs]
+    sentences = [sentence_state(out, model, window) for out in outs]
     state = {**sentences[0], "sentences": sentences, "sentence": 0}
     if model.has_attention:
         title = "alignment 对齐 (hover for weights)" + (f" · sentence 句 1/{len(outs)}" if len(outs) > 1 else "")
-        figure = _heatmap(sentences[0], None, pieces, title)
+        figure = heatmap_figure(sentences[0], None, pieces, title)
         steps = step_figure(state["source"], state["output"], state["weights"], 0)
     else:
         figure = message_figure("No attention: the baseline has no alignment to show. 无注意力模型没有对齐。")
@@ -301,7 +301,7 @@ def step_view(state: dict | None, step: int, pieces: bool = False) -> tuple[go.F
     where = f"sentence 句 {state.get('sentence', 0) + 1}/{len(sentences)} · " if len(sentences) > 1 else ""
     sentence = {"words": state["output"], "word_weights": state["weights"], "word_centres": state["centres"],
                 **state}
-    heat = _heatmap(sentence, row, pieces, f"{where}step 步 {row + 1}")
+    heat = heatmap_figure(sentence, row, pieces, f"{where}step 步 {row + 1}")
     return heat, step_figure(state["source"], state["output"], state["weights"], row)
 
 

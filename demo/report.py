@@ -27,8 +27,8 @@ import plotly.graph_objects as go
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.hub import atomic_write_text
 from attention_core.metrics import paired_bootstrap
+from demo.handlers import heatmap_figure, sentence_state
 from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
-from demo.plots import alignment_figure
 
 EXAMPLES = {
     "translation": "每次听到这首歌，都会让我回忆起自己年轻的时候。",
@@ -390,11 +390,9 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
             if not translator.model.has_attention:
                 continue
             out = translator.translate([example], beam_size=5)[0]
-            centres = out.centres.tolist() if out.centres is not None else None
-            fig = alignment_figure(out.source_tokens, out.row_labels, out.weights.tolist(),
-                                   translator.model.cfg.window, centres,
-                                   translator.model.cfg.attention == "local-p",
-                                   title=f"{label}: {out.text}")
+            # as the app draws it: one row per word (subword pieces merged), the window band and p_t
+            fig = heatmap_figure(sentence_state(out, translator.model, "config"), None, False,
+                                 f"{label}: {out.text}")
             stem = results / "figures" / f"alignment-{task}-{variant}"
             _write_figure(fig, stem)
             written.append(stem.with_suffix(".png"))
