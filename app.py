@@ -1,61 +1,109 @@
-"""Start the Attention Lab app: ``python app.py [--host H] [--port P] [--share] [--hub-repo ID]``.
+"""Start the Attention Lab app (and its documentation site at /docs) on the bundled models.
 
-Every flag also reads an environment variable: ``ATTENTION_LAB_HOST``, ``ATTENTION_LAB_PORT``,
-``ATTENTION_LAB_SHARE=1``, ``ATTENTION_LAB_HUB_REPO`` and ``ATTENTION_LAB_MODELS`` (a local zoo folder).
+Every option also reads an environment variable, named in its help. The heavy imports (PyTorch,
+Gradio) happen only after the options are read, so ``--help`` and option errors answer at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import sys
+from pathlib import Path
 
-import gradio as gr
-
-from attention_core.hub import ModelLoadError
-from demo.models import BUNDLED, ModelRegistry
-from demo.ui import CSS, build_app
-
+ROOT = Path(__file__).resolve().parent
 CONCURRENCY = 4
 """Requests decoded at once; the rest wait in the queue (each takes tens of milliseconds on a CPU)."""
 
 
-THEME = gr.themes.Soft(
-    # local fonts only: the app must work offline, and Chinese needs a CJK font
-    font=["Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "system-ui", "sans-serif"],
-    font_mono=["Noto Sans Mono CJK SC", "ui-monospace", "monospace"],
-)
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Command-line flags, defaulting to the environment variables."""
+    """Command-line options, defaulting to the environment variables."""
     env = os.environ.get
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--host", default=env("ATTENTION_LAB_HOST", env("GRADIO_SERVER_NAME", "127.0.0.1")))
+    p = argparse.ArgumentParser(
+        prog="python app.py",
+        description="Attention Lab: watch RNN seq2seq attention translate (中文 → English), write couplets "
+        "(上联 → 下联) and learn. Serves the app at http://HOST:PORT/ and the documentation at /docs.",
+        epilog="Links: ATTENTION_LAB_DOCS_URL makes the app's hints point to a docs site hosted elsewhere "
+        "(default: the /docs this app serves). The app always loads the bundled models offline unless "
+        "--hub-repo is given.",
+    )
+    p.add_argument("--host", default=env("ATTENTION_LAB_HOST", env("GRADIO_SERVER_NAME", "127.0.0.1")),
+                   help="address to listen on; 0.0.0.0 for every interface [ATTENTION_LAB_HOST] (default %(default)s)")
     port = env("ATTENTION_LAB_PORT", env("GRADIO_SERVER_PORT", "7860"))
-    p.add_argument("--port", type=int, default=int(port))
+    p.add_argument("--port", type=int, default=int(port) if port.isdigit() else 7860,
+                   help="port to listen on [ATTENTION_LAB_PORT] (default %(default)s)")
     p.add_argument("--share", action="store_true", default=env("ATTENTION_LAB_SHARE", "") == "1",
-                   help="create a public gradio.live link")
-    p.add_argument("--hub-repo", default=env("ATTENTION_LAB_HUB_REPO"), help="load the zoo from a Hub repo")
-    p.add_argument("--models", default=env("ATTENTION_LAB_MODELS", str(BUNDLED)), help="local zoo folder")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: CUDA if available)")
+                   help="also create a public gradio.live link [ATTENTION_LAB_SHARE=1]")
+    p.add_argument("--hub-repo", default=env("ATTENTION_LAB_HUB_REPO"), metavar="ID",
+                   help="load the model zoo from a Hugging Face Hub repo laid out as <task>/<variant>/ "
+                   "[ATTENTION_LAB_HUB_REPO]")
+    p.add_argument("--models", default=env("ATTENTION_LAB_MODELS", str(ROOT / "models")), metavar="DIR",
+                   help="local model zoo folder [ATTENTION_LAB_MODELS] (default: the bundled models/)")
+    p.add_argument("--docs", default=env("ATTENTION_LAB_DOCS_DIR", str(ROOT / "site")), metavar="DIR",
+                   help="built documentation site served at /docs; built there with mkdocs at start-up when "
+                   "missing (delete it to rebuild) [ATTENTION_LAB_DOCS_DIR] (default: site/)")
+    p.add_argument("--device", default=env("ATTENTION_LAB_DEVICE"),
+                   help="cpu or cuda [ATTENTION_LAB_DEVICE] (default: CUDA if available)")
     return p.parse_args(argv)
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether ``host:port`` cannot be bound (another server is there)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no conflict
+        try:
+            s.bind((host, port))
+        except OSError as err:
+            return err.errno in (errno.EADDRINUSE, errno.EACCES)
+    return False
+
+
+def fail(message: str) -> None:
+    """One ``error:`` line on stderr and exit status 2, like the ``attention-lab`` command."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Load the models once, build the app and serve it."""
+    """Check the options, load the models once, build the app and serve it with the docs."""
     args = parse_args(argv)
+    if not 1 <= args.port <= 65535:
+        fail(f"--port must be 1–65535, got {args.port}")
+    if port_in_use(args.host, args.port):
+        fail(f"port {args.port} on {args.host} is already in use; start with --port N "
+             "(or ATTENTION_LAB_PORT=N), or stop the other server")
+
+    import gradio as gr
+    from starlette.routing import Mount
+
+    from attention_core.hub import ModelLoadError
+    from demo.docs_site import DocsSite
+    from demo.models import ModelRegistry
+    from demo.ui import CSS, build_app, warm
+
     try:
         if args.hub_repo:
             registry = ModelRegistry.from_hub(args.hub_repo, device=args.device)
         else:
             registry = ModelRegistry.load(args.models, device=args.device)
     except ModelLoadError as err:
-        sys.exit(f"error: {err}")
+        fail(str(err))
+    docs = DocsSite(args.docs)
     app = build_app(registry)
+    warm(registry)  # the first visitor's heatmap should not pay for plotly's start-up
     app.queue(default_concurrency_limit=CONCURRENCY, max_size=256)
-    app.launch(server_name=args.host, server_port=args.port, share=args.share,
-               theme=THEME, css=CSS, footer_links=["api"])
+    theme = gr.themes.Soft(
+        # local fonts only: the app must work offline, and Chinese needs a CJK font
+        font=["Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "system-ui", "sans-serif"],
+        font_mono=["Noto Sans Mono CJK SC", "ui-monospace", "monospace"],
+    )
+    try:
+        app.launch(server_name=args.host, server_port=args.port, share=args.share, theme=theme, css=CSS,
+                   footer_links=["api"], app_kwargs={"routes": [Mount("/docs", app=docs, name="docs")]})
+    except OSError as err:  # the port was taken between the check and the launch
+        fail(f"cannot listen on {args.host}:{args.port} ({err}); start with --port N")
 
 
 if __name__ == "__main__":

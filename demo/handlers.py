@@ -8,7 +8,6 @@ under ``torch.inference_mode()`` through the library's one generation path
 from __future__ import annotations
 
 import html
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,8 +20,9 @@ from attention_core.couplet import CoupletRules
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
 from attention_core.subword import word_spans
 from attention_core.text import detokenize_chinese, has_chinese
+from demo.links import docs_href
 from demo.models import VARIANT_LABELS, ModelRegistry
-from demo.plots import alignment_figure, message_figure, step_figure
+from demo.plots import alignment_figure, entropy_figure, message_figure, step_figure
 
 MAX_CHARS = {"translation": 1000, "couplet": 64}
 """Longest accepted input (characters) per task; a translation paragraph is split into sentences of at
@@ -127,16 +127,32 @@ def _rules_summary(settings: Settings) -> str:
     return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")
 
 
+def _controls_line(task: str, settings: Settings, window: int | None, has_attention: bool) -> str:
+    """The settings in force, saying which controls do not apply to this model or setting."""
+    label = html.escape(VARIANT_LABELS.get(settings.variant, settings.variant))
+    decoding = (f"beam {settings.beam_size} (ranked by log p ÷ length)" if settings.beam_size > 1
+                else "greedy 贪心 (beam 1)")
+    parts = [f"**{label}**", decoding]
+    if has_attention:
+        where = "global 全局" if window is None else f"local 局部 window D = {window}"
+        if settings.window in (None, "", "default"):
+            where += " (the model's own 模型默认)"
+        parts += [f"{'hard 硬' if settings.hard else 'soft 软'} attention", where]
+    else:
+        parts.append("no attention 无注意力: window and soft/hard do not apply 窗口与软/硬不适用")
+    if task == "couplet":
+        parts.append(_rules_summary(settings))
+        if not settings.constrained:
+            parts.append("the rule switches apply only with constraints on 规则仅在约束开启时生效")
+    return " · ".join(parts)
+
+
 def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
-          seconds: float, has_attention: bool) -> str:
+          seconds: float, window: int | None, has_attention: bool) -> str:
     """The Markdown line under the output: settings, normalised input, score, time, and notes."""
     joiner = "" if task == "couplet" else " "
-    decoding = f"beam {settings.beam_size} (log p / length)" if settings.beam_size > 1 else "greedy 贪心"
     lines = [
-        f"**{html.escape(VARIANT_LABELS.get(settings.variant, settings.variant))}** · {decoding} · "
-        + (f"{'hard 硬' if settings.hard else 'soft 软'} attention · window {html.escape(str(settings.window))}"
-           if has_attention else "no attention 无注意力")
-        + (" · " + _rules_summary(settings) if task == "couplet" else ""),
+        _controls_line(task, settings, window, has_attention),
         f"{len(outs)} sentences 句 · {seconds * 1000:.0f} ms" if len(outs) > 1 else f"{seconds * 1000:.0f} ms",
     ]
     for i, out in enumerate(outs, 1):
@@ -153,16 +169,17 @@ def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], 
     if task == "couplet" and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if settings.beam_size > 1:
-        lines.append("beam ranks outputs by log p divided by length, so it may pick one with a lower log p than greedy")
+        lines.append("beam search ranks finished outputs by log p ÷ length (length normalisation), so it may pick "
+                     "one with a lower total log p than greedy: without it, short outputs would always win. "
+                     "束搜索按 log p ÷ 长度排序。")
     if not has_attention:
         lines.append("the baseline has **no attention**: it sees the source only through one fixed vector.")
     return "  \n".join(lines)
 
 
 def _doc_link(page: str, anchor: str) -> str:
-    """A link to a docs page when ``ATTENTION_LAB_DOCS_URL`` is set, else the page's path."""
-    base = os.environ.get("ATTENTION_LAB_DOCS_URL", "").rstrip("/")
-    return f" ([docs]({base}/{page}/#{anchor}))" if base else f" (docs: `docs/{page}.md`)"
+    """A link to a docs page (the site this app serves, or ``ATTENTION_LAB_DOCS_URL``)."""
+    return f" ([docs 文档 ↗]({docs_href(page, anchor)}))"  # Markdown: the info line carries no raw HTML
 
 
 def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str) -> dict:
@@ -249,7 +266,8 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     else:
         figure = message_figure("No attention: the baseline has no alignment to show. 无注意力模型没有对齐。")
         steps = message_figure("—")
-    info = _info(task, outs, translator.notes, settings, seconds, model.has_attention)
+    info = _info(task, outs, translator.notes, settings, seconds, model.resolve_window(window),
+                 model.has_attention)
     joiner = "" if task == "couplet" else " "
     return Result(joiner.join(out.text for out in outs), figure, steps, info, state)
 
@@ -305,13 +323,47 @@ def step_view(state: dict | None, step: int, pieces: bool = False) -> tuple[go.F
     return heat, step_figure(state["source"], state["output"], state["weights"], row)
 
 
-def compare(registry: ModelRegistry, task: str, text: str | None, variant_a: str, variant_b: str,
-            beam_size: int = 1) -> tuple[str, go.Figure, str, go.Figure]:
-    """The same input through two variants, side by side.
+@dataclass
+class Comparison:
+    """What the Compare tab shows.
+
+    Attributes:
+        a: Variant A's result (text, heatmap, info).
+        b: Variant B's result.
+        entropy: Both alignments' entropy per output step (the third view).
+    """
+
+    a: Result
+    b: Result
+    entropy: go.Figure
+
+
+def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b: Settings) -> Comparison:
+    """The same input through two variants, each with its own controls, side by side.
+
+    The third view puts both alignments' entropy per output step on one chart: near 0 = sharp
+    (hard attention, a confident alignment), near ``log S`` = spread evenly (e.g. scaled dot), and no
+    line for the baseline, which has no attention.
+
+    Args:
+        registry: Loaded models.
+        task: ``translation`` or ``couplet``.
+        text: The input (for a translation paragraph, the views show its first sentence).
+        a: Variant A and its controls.
+        b: Variant B and its controls.
 
     Returns:
-        ``(text_a, figure_a, text_b, figure_b)``.
+        The [`Comparison`][demo.handlers.Comparison].
+
+    Raises:
+        gr.Error: On bad input or settings, with a bilingual message.
     """
-    a = run(registry, task, text, Settings(variant_a, beam_size=beam_size))
-    b = run(registry, task, text, Settings(variant_b, beam_size=beam_size))
-    return a.text, a.figure, b.text, b.figure
+    results = {"A": run(registry, task, text, a), "B": run(registry, task, text, b)}
+    rows = {f"{side}: {settings.variant}": (r.state["output"], r.state["weights"])
+            for (side, r), settings in zip(results.items(), (a, b)) if r.state.get("has_attention")}
+    sources = len(results["A"].state["source"])
+    if rows:
+        entropy = entropy_figure(rows, sources, "attention entropy per output step 每步注意力的熵")
+    else:
+        entropy = message_figure("Neither variant has attention: no entropy to compare. 两者都没有注意力。")
+    return Comparison(results["A"], results["B"], entropy)

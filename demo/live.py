@@ -10,6 +10,7 @@ fixed example, which sharpens from a uniform smear into the task's alignment (an
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -58,17 +59,18 @@ class LiveSettings:
     seed: int = 0
 
     def validate(self) -> LiveSettings:
-        """Raise ``gr.Error`` with a clear message for out-of-range settings."""
+        """Raise ``gr.Error`` with a clear bilingual message for out-of-range settings."""
         if self.task not in TASKS:
-            raise gr.Error(f"unknown task {self.task!r}; choose {', '.join(TASKS)}")
+            raise gr.Error(f"未知任务 / unknown task {self.task!r}; choose {', '.join(TASKS)}")
         if not 1 <= self.min_len <= self.max_len <= MAX_LEN:
-            raise gr.Error(f"lengths must satisfy 1 ≤ min ≤ max ≤ {MAX_LEN}, got {self.min_len}–{self.max_len}")
+            raise gr.Error(f"最短长度不能超过最长长度 / lengths must satisfy 1 ≤ min ≤ max ≤ {MAX_LEN}, "
+                           f"got {self.min_len}–{self.max_len}")
         if not 1 <= self.steps <= MAX_STEPS:
-            raise gr.Error(f"steps must be between 1 and {MAX_STEPS}, got {self.steps}")
+            raise gr.Error(f"步数应在 1–{MAX_STEPS} / steps must be between 1 and {MAX_STEPS}, got {self.steps}")
         if self.window is not None and not 1 <= self.window <= 10:
-            raise gr.Error(f"window must be 1–10 or global, got {self.window}")
+            raise gr.Error(f"窗口应为 1–10 或全局 / window must be 1–10 or global, got {self.window}")
         if self.every < 1:
-            raise gr.Error("update interval must be at least 1 step")
+            raise gr.Error("更新间隔至少 1 步 / update interval must be at least 1 step")
         return self
 
 
@@ -103,10 +105,11 @@ def _curves(history: list[tuple[int, float, float]]) -> go.Figure:
     fig.add_trace(go.Scatter(x=steps, y=[h[1] for h in history], name="loss 损失", mode="lines+markers"))
     fig.add_trace(go.Scatter(x=steps, y=[h[2] for h in history], name="accuracy 准确率", mode="lines+markers",
                              yaxis="y2"))
-    fig.update_layout(xaxis_title="step", yaxis=dict(title="loss"),
+    fig.update_layout(title=dict(text="loss & accuracy 损失与准确率", x=0.5, xanchor="center"),
+                      xaxis_title="step", yaxis=dict(title="loss"),
                       yaxis2=dict(title="accuracy", overlaying="y", side="right", range=[0, 1]),
-                      height=320, margin=dict(l=50, r=50, t=50, b=40),
-                      legend=dict(orientation="h", x=0.5, xanchor="center", y=1.02, yanchor="bottom"))
+                      height=340, margin=dict(l=50, r=50, t=50, b=80),
+                      legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.22, yanchor="top"))
     return fig
 
 
@@ -220,29 +223,58 @@ def train_live(settings: LiveSettings) -> Iterator[LiveUpdate]:
         elapsed = time.perf_counter() - started
         out_of_time = elapsed > MAX_SECONDS
         status = (f"step {step}/{settings.steps} · loss {loss:.3f} · accuracy 准确率 {accuracy:.1%} · "
-                  f"{elapsed:.0f} s" + (" · stopped at the time limit" if out_of_time else ""))
+                  f"{elapsed:.0f} s" + (" · stopped at the time limit 已达时间上限" if out_of_time else ""))
         yield LiveUpdate(step, loss, accuracy, _curves(history), heat, status, model, weights)
         if out_of_time:
             return
 
 
+class SequenceError(ValueError):
+    """A "try your own sequence" input the toy model cannot read (the message is bilingual)."""
+
+
 def parse_sequence(text: str) -> list[int]:
-    """``"3 1 4 1 5"`` (digits, spaces or commas optional) → symbol ids; ``gr.Error`` if invalid."""
-    digits = [ch for ch in (text or "") if not ch.isspace() and ch != ","]
+    """``"3 1 4 1 5"`` (digits; spaces or commas optional; full-width ``１２３`` and ``，`` too) → symbol ids.
+
+    Raises:
+        SequenceError: With a bilingual message, for empty input, other symbols or too many digits.
+
+    >>> parse_sequence("３，１ ４")
+    [7, 5, 8]
+    """
+    text = unicodedata.normalize("NFKC", text or "")  # full-width digits and commas → ASCII
+    digits = [ch for ch in text if not ch.isspace() and ch != ","]
     if not digits:
-        raise gr.Error("type a sequence of digits, e.g. 3 1 4 1 5 9 / 请输入数字序列")
-    if any(ch not in "0123456789" for ch in digits):
-        raise gr.Error("only the digits 0–9 are symbols here / 只能输入数字 0–9")
+        raise SequenceError("请输入数字序列 / type a sequence of digits, e.g. 3 1 4 1 5 9")
+    wrong = sorted({ch for ch in digits if ch not in "0123456789"})
+    if wrong:
+        raise SequenceError(f"只能输入数字 0–9 / only the digits 0–9 are symbols here (got {' '.join(wrong)[:40]})")
     if len(digits) > MAX_LEN:
-        raise gr.Error(f"at most {MAX_LEN} symbols, got {len(digits)}")
+        raise SequenceError(f"最多 {MAX_LEN} 个数字 / at most {MAX_LEN} symbols, got {len(digits)}")
     return [4 + int(ch) for ch in digits]
 
 
+def stopped_status(progress: dict | None) -> str:
+    """The status line after Stop: where the run was when it was stopped."""
+    if not progress or not progress.get("step"):
+        return "■ stopped before the first update 已在首次更新前停止"
+    return (f"■ stopped at step {progress['step']}/{progress['steps']} 已停止 · accuracy 准确率 "
+            f"{progress['accuracy']:.1%} · press Train for a new run 按训练重新开始")
+
+
 def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None) -> tuple[str, go.Figure]:
-    """Run the visitor's trained model on their own sequence."""
+    """Run the visitor's trained model on their own sequence.
+
+    A problem (no model yet, a bad sequence) is said in the output box and the figure, in Chinese and
+    English, instead of an error badge with no text.
+    """
     if model is None:
-        raise gr.Error("train a model first / 请先训练")
-    ids = parse_sequence(text)
+        message = "请先训练模型 / train a model first (press Train above)"
+        return f"⚠️ {message}", message_figure(message)
+    try:
+        ids = parse_sequence(text)
+    except SequenceError as err:
+        return f"⚠️ {err}", message_figure(str(err))
     batch = make_batch([(ids, ids)])
     model.eval()
     hyp = greedy(model, batch.src, batch.src_lengths, window=window)[0]

@@ -7,6 +7,7 @@ columns; every label is HTML-escaped because plotly renders a subset of HTML in 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -14,8 +15,27 @@ import plotly.graph_objects as go
 COLORSCALE = "Blues"
 
 
+LABELS_AT_FULL_SIZE = 30
+"""Up to this many tick labels on an axis are drawn at full size, horizontal; beyond it they shrink and
+turn (multi-character tokens), and beyond ``MAX_LABELS`` only every k-th is written (hover shows all)."""
+MAX_LABELS = 60
+
+
 def _labels(tokens: Sequence[str]) -> list[str]:
     return [html.escape(t) for t in tokens]
+
+
+def _ticks(labels: Sequence[str]) -> dict:
+    """Tick settings that stay readable at any length: smaller, rotated, then thinned labels."""
+    n = len(labels)
+    every = max(1, -(-n // MAX_LABELS))  # ceil(n / MAX_LABELS)
+    values = list(range(0, n, every))
+    ticks = dict(tickmode="array", tickvals=values, ticktext=[labels[i] for i in values])
+    if n > LABELS_AT_FULL_SIZE:
+        ticks["tickfont"] = dict(size=max(9, 14 - (n - LABELS_AT_FULL_SIZE) // 6))
+        if max((len(t) for t in labels), default=1) > 1:
+            ticks["tickangle"] = -60
+    return ticks
 
 
 def alignment_figure(
@@ -61,10 +81,14 @@ def alignment_figure(
             colorbar=dict(title="weight", thickness=12),
         )
     )
-    if window is not None and centres is not None:
+    banded = window is not None and centres is not None
+    if banded:
         for i, c in enumerate(centres):
             fig.add_shape(type="rect", x0=c - window - 0.5, x1=c + window + 0.5, y0=i - 0.5, y1=i + 0.5,
                           line=dict(color="orange", width=1, dash="dot"), fillcolor="rgba(0,0,0,0)")
+        # shapes have no legend entry: an invisible line in the band's style names it
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"window 窗口 p_t ± {window}",
+                                 line=dict(color="orange", width=2, dash="dot"), hoverinfo="skip"))
         if predicted:
             fig.add_trace(go.Scatter(
                 x=list(centres), y=list(range(len(centres))), mode="markers", name="p_t (local-p centre)",
@@ -76,14 +100,12 @@ def alignment_figure(
                       line=dict(color="crimson", width=2))
     fig.update_layout(
         title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center"),  # clear of Gradio's label badge
-        xaxis=dict(tickmode="array", tickvals=list(range(len(xs))), ticktext=xs, side="top",
-                   title="source 源", range=[-0.5, len(xs) - 0.5]),
-        yaxis=dict(tickmode="array", tickvals=list(range(len(ys))), ticktext=ys, autorange="reversed",
-                   title="output 输出"),
+        xaxis=dict(side="top", title="source 源", range=[-0.5, len(xs) - 0.5], **_ticks(xs)),
+        yaxis=dict(autorange="reversed", title="output 输出", **_ticks(ys)),
         margin=dict(l=60, r=20, t=120, b=20),
         height=max(340, 28 * len(ys) + 180),
-        showlegend=bool(predicted and centres is not None),
-        legend=dict(orientation="h", y=-0.05),
+        showlegend=banded,
+        legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5, xanchor="center"),
         font=dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"),
     )
     return fig
@@ -115,7 +137,7 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
     fig.update_layout(
         title=dict(text=f"step {step + 1}/{len(output)}: {done} <b>[{html.escape(output[step])}]</b>", x=0.5,
                    xanchor="center"),
-        xaxis=dict(tickmode="array", tickvals=list(range(len(xs))), ticktext=xs),
+        xaxis=_ticks(xs),
         yaxis=dict(range=[0, 1], title="weight"),
         height=280,
         margin=dict(l=50, r=20, t=60, b=30),
@@ -131,4 +153,43 @@ def message_figure(text: str) -> go.Figure:
                        font=dict(size=15))
     fig.update_layout(xaxis=dict(visible=False), yaxis=dict(visible=False), height=260,
                       margin=dict(l=20, r=20, t=20, b=20))
+    return fig
+
+
+def entropy_figure(rows: dict[str, tuple[Sequence[str], Sequence[Sequence[float]]]], sources: int,
+                   title: str = "") -> go.Figure:
+    """How spread out each output step's attention is, for several alignments of the same source.
+
+    The entropy of a row, ``−Σ_j α_tj log α_tj`` (nats), is 0 when all weight is on one source
+    position (hard attention) and ``log S`` when the weight is uniform over the ``S`` source positions
+    (no information about where to look); the dashed line marks that maximum.
+
+    Args:
+        rows: Per name (e.g. ``"A: luong-dot"``), the output tokens and their weights ``T × S``.
+        sources: ``S``, the number of source positions.
+        title: Figure title.
+
+    Returns:
+        The figure: one line per alignment over the output steps.
+    """
+    fig = go.Figure()
+    longest = 1
+    for name, (output, weights) in rows.items():
+        entropies = [-sum(w * math.log(w) for w in row if w > 0) for row in weights]
+        longest = max(longest, len(entropies))
+        fig.add_trace(go.Scatter(
+            x=list(range(1, len(entropies) + 1)), y=entropies, mode="lines+markers", name=html.escape(name),
+            text=_labels(output), hovertemplate="step %{x}: %{text}<br>entropy %{y:.2f} nats<extra></extra>",
+        ))
+    top = math.log(max(sources, 1))
+    fig.add_trace(go.Scatter(x=[1, longest], y=[top, top], mode="lines", name=f"uniform 均匀 (log {sources})",
+                             line=dict(color="grey", dash="dash"), hoverinfo="skip"))
+    fig.update_layout(
+        title=dict(text=title, x=0.5, xanchor="center"),
+        xaxis=dict(title="output step 输出步", rangemode="tozero"),
+        yaxis=dict(title="entropy 熵 (nats)", range=[0, top * 1.08 + 0.05]),
+        height=300, margin=dict(l=60, r=20, t=60, b=40),
+        legend=dict(orientation="h", y=-0.25, x=0.5, xanchor="center"),
+        font=dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"),
+    )
     return fig

@@ -12,7 +12,9 @@ models, and writes:
 * ``results/figures/bleu-by-length-<task>.html`` and ``.png`` — the bottleneck curve;
 * ``results/figures/alignment-<task>-<variant>.html`` and ``.png`` — fixed examples;
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
-* ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab.
+* ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab;
+* ``results/figures/app-links.json`` — for each figure, the app query that opens the app with the
+  figure's input and settings (the docs put an "open in the app" link under every figure).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from attention_core.data import TASKS, DataError, load_splits
 from attention_core.hub import atomic_write_text
 from attention_core.metrics import paired_bootstrap
 from demo.handlers import heatmap_figure, sentence_state
+from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
 
 EXAMPLES = {
@@ -305,6 +308,41 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
     return "\n".join(lines) + "\n"
 
 
+LIVE_RECORDING = dict(task="reverse", min_len=5, max_len=12, steps=600)
+"""The live-training run the report records (and the docs link to)."""
+
+
+def figure_links(variants: dict[str, list[str]]) -> dict[str, str]:
+    """For each published figure, the app query that reproduces it (``demo.links.app_query``).
+
+    Args:
+        variants: The bundled variants per task (alignment figures exist for those with attention).
+
+    Returns:
+        Figure file stem → query string, e.g. ``"alignment-couplet-luong-dot": "?tab=couplet&…"``.
+    """
+    from demo.ui import COMPARE_EXAMPLE, COUPLET_EXAMPLES  # the Compare tab's own defaults
+
+    links = {f"live-reverse-{name}": app_query("live", **LIVE_RECORDING) for name in ("curves", "alignment")}
+    longest = {"translation": COMPARE_EXAMPLE, "couplet": COUPLET_EXAMPLES[-1]}
+    for key, (task, _) in TEST_SETS.items():
+        links[f"bleu-by-length-{key}"] = app_query("compare", task=task, text=longest[task], a_variant="none",
+                                                   b_variant=DEFAULT_VARIANT)
+    for task, example in EXAMPLES.items():
+        for variant in variants.get(task, []):
+            if variant != "none":
+                links[f"alignment-{task}-{variant}"] = app_query(task, text=example, variant=variant, beam=5)
+    return links
+
+
+def write_figure_links(results: Path, registry: ModelRegistry) -> Path:
+    """Write ``results/figures/app-links.json`` (see [`figure_links`][demo.report.figure_links])."""
+    variants = {task: [v for _, v in registry.variants(task)] for task in registry.models}
+    path = results / "figures" / "app-links.json"
+    atomic_write_text(path, json.dumps(figure_links(variants), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return path
+
+
 def _write_figure(fig: go.Figure, stem: Path) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     # plotly.js is written once beside the figures: the pages work offline
@@ -322,7 +360,7 @@ def record_live(results: Path) -> list[Path]:
     """A recorded run of the live-training tab (reverse task): its curves and final alignment."""
     from demo.live import LiveSettings, train_live
 
-    updates = list(train_live(LiveSettings(task="reverse", min_len=5, max_len=12, steps=600, every=50)))
+    updates = list(train_live(LiveSettings(**LIVE_RECORDING, every=50)))
     last = updates[-1]
     paths = []
     for name, fig in (("curves", last.curves), ("alignment", last.heatmap)):
@@ -396,4 +434,5 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
             stem = results / "figures" / f"alignment-{task}-{variant}"
             _write_figure(fig, stem)
             written.append(stem.with_suffix(".png"))
+    written.append(write_figure_links(results, registry))
     return written

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import gradio as gr
 
 from attention_core.couplet import CoupletRules
-from demo.handlers import WINDOW_CHOICES, Result, Settings, compare, run, sentence_labels, sentence_view, step_view
-from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, train_live, try_sequence
+from demo.handlers import (
+    WINDOW_CHOICES,
+    Comparison,
+    Result,
+    Settings,
+    compare,
+    run,
+    sentence_labels,
+    sentence_view,
+    step_view,
+)
+from demo.links import docs_link, parse_query
+from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import ModelRegistry
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
@@ -22,9 +33,6 @@ except ImportError:  # pragma: no cover - depends on the environment
         """No ``spaces`` package: run the function as it is."""
         return fn
 
-
-DOCS_URL = os.environ.get("ATTENTION_LAB_DOCS_URL", "").rstrip("/")
-"""Base URL of the documentation site; the app links to its theory pages when set."""
 
 TRANSLATION_EXAMPLES = [
     "我喜欢自然语言处理",
@@ -52,10 +60,12 @@ CSS = """
 .hint {font-size: 0.85em; opacity: 0.8; margin-top: -6px}
 """
 
+SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
+"""How the input boxes behave (one line high, growing to eight: Enter submits)."""
+
 
 def _doc(page: str, text: str) -> str:
-    link = f" · [docs 文档]({DOCS_URL}/{page}/)" if DOCS_URL else f" · docs 文档: `docs/{page}.md`"
-    return f"<span class='hint'>{text}{link}</span>"
+    return f"<span class='hint'>{text} · {docs_link(page)}</span>"
 
 
 def _controls(registry: ModelRegistry, task: str) -> dict:
@@ -72,7 +82,9 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     gr.Markdown(_doc("theory/local", "hard = all weight on the single best position (argmax)."))
     c["beam"] = gr.Slider(1, 10, value=1, step=1, label="beam size 束宽 (1 = greedy 贪心)")
     gr.Markdown(_doc("theory/decoding", "Greedy keeps the best token at each step; beam search keeps the "
-                     "k best partial outputs and returns the best complete one."))
+                     "k best partial outputs and returns the complete one with the best log p ÷ length "
+                     "(length normalisation: without it short outputs would win, so beam can show a lower "
+                     "log p than greedy)."))
     if task == "couplet":
         default = CoupletRules()
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")
@@ -89,17 +101,50 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     return c
 
 
-def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: list[str]) -> None:
+def _settings(names: list[str], values: tuple) -> Settings:
+    """Control values, in the order of ``names``, as the handlers' ``Settings``."""
+    settings = Settings(**{{"beam": "beam_size"}.get(k, k): v for k, v in zip(names, values)})
+    settings.beam_size = int(settings.beam_size)
+    return settings
+
+
+def _restored(controls: dict, wanted: dict) -> list:
+    """Updates that set the controls named in a URL query (``gr.skip()`` for the others)."""
+    return [gr.update(value=wanted[name]) if name in wanted else gr.skip() for name in controls]
+
+
+@dataclass
+class TaskTab:
+    """The components of a task tab that a URL query can set, and how to run it.
+
+    Attributes:
+        text: The input box.
+        controls: The decoding controls by name.
+        outputs: What a run updates.
+        handler: The run, from ``(text, *controls, pieces)``.
+        pieces: The subword-pieces switch (the last input).
+    """
+
+    text: gr.Textbox
+    controls: dict
+    outputs: list
+    handler: Callable
+    pieces: gr.Checkbox
+
+
+def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: list[str]) -> TaskTab:
     """One task tab: input, controls, output, heatmap, and the step-through view."""
     with gr.Tab(title, id=task):
         with gr.Row():
             with gr.Column(scale=3):
                 placeholder = "输入中文句子 Type a Chinese sentence" if task == "translation" else "输入上联"
                 text = gr.Textbox(label="上联 first line" if task == "couplet" else "中文 Chinese",
-                                  placeholder=placeholder, lines=2, max_lines=8, elem_id=f"{task}-input")
+                                  placeholder=placeholder, lines=1, max_lines=8, info=SUBMIT,
+                                  elem_id=f"{task}-input")
                 button = gr.Button("生成 Generate" if task == "couplet" else "翻译 Translate",
                                    variant="primary", elem_id=f"{task}-run")
-                gr.Examples(examples, inputs=text, label="examples 示例")
+                chosen = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[[e] for e in examples],
+                                    label="examples 示例 (click to run 点击即运行)", elem_id=f"{task}-examples")
                 output = gr.Textbox(label="下联 second line" if task == "couplet" else "English",
                                     interactive=False, elem_id=f"{task}-output")
                 info = gr.Markdown(elem_id=f"{task}-info")
@@ -110,9 +155,10 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                                    "sentence)", interactive=True, elem_id=f"{task}-sentence")
             pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
                                  "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
-        heatmap = gr.Plot(label="alignment heatmap 对齐热力图", elem_id=f"{task}-heatmap")
+        # no label badge over the plots: each figure carries its own title
+        heatmap = gr.Plot(label="alignment heatmap 对齐热力图", show_label=False, elem_id=f"{task}-heatmap")
         step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
-        bars = gr.Plot(label="one step 单步", elem_id=f"{task}-steps")
+        bars = gr.Plot(label="one step 单步", show_label=False, elem_id=f"{task}-steps")
         state = gr.State({})
 
         names = list(controls)
@@ -120,11 +166,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
         @gpu
         def handler(text_value: str, *values: object) -> tuple:
             *values, pieces_value = values  # the pieces switch comes last, so the API keeps its argument order
-            settings = Settings(**{
-                {"beam": "beam_size"}.get(k, k): v for k, v in zip(names, values)
-            })
-            settings.beam_size = int(settings.beam_size)
-            result: Result = run(registry, task, text_value, settings, bool(pieces_value))
+            result: Result = run(registry, task, text_value, _settings(names, tuple(values)), bool(pieces_value))
             steps = max(1, len(result.state.get("output", [])))
             return (result.text, result.info, result.figure, result.steps, result.state,
                     gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0))
@@ -138,37 +180,78 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
         outputs = [output, info, heatmap, bars, state, step, sentence]
         button.click(handler, inputs, outputs, api_name=task)
         text.submit(handler, inputs, outputs, api_visibility="private")
+        chosen.click(lambda sample: sample[0], chosen, text, api_visibility="private", queue=False).then(
+            handler, inputs, outputs, api_visibility="private")
         sentence.input(pick, [state, sentence, pieces], [state, heatmap, bars, step], api_visibility="private")
         step.change(step_view, [state, step, pieces], [heatmap, bars], api_visibility="private",
                     show_progress="hidden")
         pieces.change(step_view, [state, step, pieces], [heatmap, bars], api_visibility="private",
                       show_progress="hidden")
+    return TaskTab(text, controls, outputs, handler, pieces)
 
 
-def build_compare_tab(registry: ModelRegistry) -> None:
-    """Two variants side by side on the same input: the bottleneck made visible."""
+COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
+"""The controls each side of the Compare tab has (couplet rules stay at their defaults)."""
+
+
+def _side_controls(registry: ModelRegistry, side: str, variant: str | None) -> dict:
+    """One side's controls in the Compare tab."""
+    variants = registry.variants("translation")
+    return {
+        "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型",
+                               elem_id=f"compare-{side}-variant"),
+        "window": gr.Dropdown(WINDOW_CHOICES, value="default", label=f"window D {side} 窗口",
+                              elem_id=f"compare-{side}-window"),
+        "hard": gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label=f"attention {side} 注意力",
+                         elem_id=f"compare-{side}-hard"),
+        "beam": gr.Slider(1, 10, value=1, step=1, label=f"beam {side} 束宽 (1 = greedy)",
+                          elem_id=f"compare-{side}-beam"),
+    }
+
+
+@dataclass
+class CompareTab:
+    """The Compare tab's components that a URL query can set, and its run."""
+
+    task: gr.Radio
+    text: gr.Textbox
+    a: dict
+    b: dict
+    outputs: list
+    handler: Callable
+
+
+def build_compare_tab(registry: ModelRegistry) -> CompareTab:
+    """Two variants side by side on the same input, each with its own controls, and a third view."""
     with gr.Tab("对比 Compare", id="compare"):
-        gr.Markdown("The same input through two variants. Try a long sentence with **no attention** vs "
-                    "**concat**: the baseline squeezes the whole source into one vector. "
-                    "同一输入，两种模型并排对比。")
+        gr.Markdown("The same input through two variants, each with its own controls. The default is a long "
+                    "test sentence the models know every character of: **no attention** squeezes it into one "
+                    "vector, **concat** looks back at every word. Below the two heatmaps, the attention entropy "
+                    "of each output step puts both on one scale. 同一输入，两种模型并排对比。 · "
+                    + docs_link("theory/why"))
         task = gr.Radio([("翻译 Translation", "translation"), ("对联 Couplet", "couplet")],
-                        value="translation", label="task 任务")
-        text = gr.Textbox(label="input 输入", value=COMPARE_EXAMPLE, lines=2,
+                        value="translation", label="task 任务", elem_id="compare-task")
+        text = gr.Textbox(label="input 输入", value=COMPARE_EXAMPLE, lines=1, max_lines=8, info=SUBMIT,
                           elem_id="compare-input")
-        variants = registry.variants("translation")
-        names = [v for _, v in variants]
+        names = [v for _, v in registry.variants("translation")]
         with gr.Row():
-            a = gr.Dropdown(variants, value="none" if "none" in names else None, label="variant A")
-            b = gr.Dropdown(variants, value="luong-concat" if "luong-concat" in names else None,
-                            label="variant B")
+            with gr.Column():
+                a = _side_controls(registry, "A", "none" if "none" in names else None)
+            with gr.Column():
+                b = _side_controls(registry, "B", "luong-concat" if "luong-concat" in names else None)
         button = gr.Button("对比 Compare", variant="primary", elem_id="compare-run")
         with gr.Row():
             with gr.Column():
-                out_a = gr.Textbox(label="A", interactive=False)
-                fig_a = gr.Plot(label="A alignment")
+                out_a = gr.Textbox(label="A", interactive=False, elem_id="compare-A-output")
+                info_a = gr.Markdown(elem_id="compare-A-info")
+                fig_a = gr.Plot(label="A alignment", show_label=False, elem_id="compare-A-heatmap")
             with gr.Column():
-                out_b = gr.Textbox(label="B", interactive=False)
-                fig_b = gr.Plot(label="B alignment")
+                out_b = gr.Textbox(label="B", interactive=False, elem_id="compare-B-output")
+                info_b = gr.Markdown(elem_id="compare-B-info")
+                fig_b = gr.Plot(label="B alignment", show_label=False, elem_id="compare-B-heatmap")
+        entropy = gr.Plot(label="entropy per step", show_label=False, elem_id="compare-entropy")
+        gr.Markdown(_doc("results", "Entropy of a step = −Σ α log α (nats): 0 = all weight on one source position "
+                         "(hard attention), log S = spread evenly over all S positions."))
 
         def switch(task_value: str) -> tuple:
             choices = registry.variants(task_value)
@@ -178,71 +261,159 @@ def build_compare_tab(registry: ModelRegistry) -> None:
             example = COMPARE_EXAMPLE if task_value == "translation" else COUPLET_EXAMPLES[-1]
             return gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second), example
 
-        task.change(switch, task, [a, b, text], api_visibility="private")
+        task.input(switch, task, [a["variant"], b["variant"], text], api_visibility="private")
 
         @gpu
-        def handler(task_value: str, text_value: str, va: str, vb: str) -> tuple:
-            return compare(registry, task_value, text_value, va, vb)
+        def handler(task_value: str, text_value: str, *values: object) -> tuple:
+            n = len(COMPARE_CONTROLS)
+            result: Comparison = compare(registry, task_value, text_value,
+                                         _settings(list(COMPARE_CONTROLS), values[:n]),
+                                         _settings(list(COMPARE_CONTROLS), values[n:]))
+            return (result.a.text, result.a.info, result.a.figure, result.b.text, result.b.info, result.b.figure,
+                    result.entropy)
 
-        button.click(handler, [task, text, a, b], [out_a, fig_a, out_b, fig_b], api_name="compare")
+        inputs = [task, text, *a.values(), *b.values()]
+        outputs = [out_a, info_a, fig_a, out_b, info_b, fig_b, entropy]
+        button.click(handler, inputs, outputs, api_name="compare")
+        text.submit(handler, inputs, outputs, api_visibility="private")
+    return CompareTab(task, text, a, b, outputs, handler)
 
 
 LIVE_CONCURRENCY = 2
 """Live trainings at once: a crowd of trainers queues here and cannot starve the other tabs."""
 
 
-def build_live_tab() -> None:
+@dataclass
+class LiveTab:
+    """The live tab's controls that a URL query can set."""
+
+    controls: dict
+
+
+def build_live_tab() -> LiveTab:
     """Watch attention learn: train a toy model and stream its alignment (``demo.live``)."""
     with gr.Tab("看注意力学习 Watch attention learn", id="live"):
         gr.Markdown(
             "A small model (hidden 64) learns a toy task whose correct alignment is known: **reverse** "
             "(anti-diagonal) or **copy** (diagonal). Press Train and watch the heatmap sharpen from a "
             "uniform smear into the alignment. Turn attention off to see the bottleneck: the baseline's "
-            "accuracy falls as sequences get longer. 小模型在玩具任务上训练，实时观察注意力形成。"
+            "accuracy falls as sequences get longer. 小模型在玩具任务上训练，实时观察注意力形成。 · "
+            + docs_link("theory/why")
         )
         with gr.Row():
-            task = gr.Radio(["reverse", "copy", "sort"], value="reverse", label="task 任务")
+            task = gr.Radio(["reverse", "copy", "sort"], value="reverse", label="task 任务", elem_id="live-task")
             score = gr.Dropdown(["dot", "scaled_dot", "general", "concat"], value="dot", label="score 打分函数")
             window = gr.Dropdown(["global", *[str(d) for d in range(1, 11)]], value="global",
                                  label="window D 窗口 (local-m)")
-            attention = gr.Checkbox(value=True, label="attention 注意力 (off = baseline 基线)")
+            attention = gr.Checkbox(value=True, label="attention 注意力 (off = baseline 基线)",
+                                    elem_id="live-attention")
         with gr.Row():
             min_len = gr.Slider(1, MAX_LEN, value=5, step=1, label="min length 最短")
             max_len = gr.Slider(1, MAX_LEN, value=12, step=1, label="max length 最长")
-            steps = gr.Slider(100, MAX_STEPS, value=600, step=100, label="steps 步数")
+            steps = gr.Slider(100, MAX_STEPS, value=600, step=100, label="steps 步数", elem_id="live-steps")
         with gr.Row():
             train = gr.Button("训练 Train", variant="primary", elem_id="live-train")
             stop = gr.Button("停止 Stop", elem_id="live-stop")
         status = gr.Markdown(elem_id="live-status")
         with gr.Row():
-            curves = gr.Plot(label="loss & accuracy 损失与准确率", elem_id="live-curves")
-            heatmap = gr.Plot(label="alignment of a fixed example 固定样例的对齐", elem_id="live-heatmap")
+            curves = gr.Plot(label="loss & accuracy 损失与准确率", show_label=False, elem_id="live-curves")
+            heatmap = gr.Plot(label="alignment of a fixed example 固定样例的对齐", show_label=False,
+                              elem_id="live-heatmap")
         model = gr.State(None)
+        progress = gr.State({})
         with gr.Row():
-            sequence = gr.Textbox(label="try your own sequence 试试你的序列", placeholder="3 1 4 1 5 9 2 6")
-            run_seq = gr.Button("运行 Run")
-        seq_out = gr.Textbox(label="output 输出", interactive=False)
-        seq_heat = gr.Plot(label="its alignment 它的对齐")
+            sequence = gr.Textbox(label="try your own sequence 试试你的序列", placeholder="3 1 4 1 5 9 2 6",
+                                  lines=1, max_lines=1, info="digits 0–9 (full-width １２３ too) · Enter ↵ runs",
+                                  elem_id="live-sequence")
+            run_seq = gr.Button("运行 Run", elem_id="live-run-sequence")
+        seq_out = gr.Textbox(label="output 输出", interactive=False, elem_id="live-sequence-output")
+        seq_heat = gr.Plot(label="its alignment 它的对齐", show_label=False, elem_id="live-sequence-heatmap")
 
         def parse(w: str) -> int | None:
             return None if w == "global" else int(w)
+
+        def clear() -> tuple:
+            """A new run starts from nothing: no old curves, heatmap, model or status."""
+            return ("starting 开始训练 …", None, None, None, {}, "", None)
 
         def stream(task_v, score_v, window_v, attention_v, min_v, max_v, steps_v):
             settings = LiveSettings(task=task_v, score=score_v, window=parse(window_v), attention=bool(attention_v),
                                     min_len=int(min_v), max_len=int(max_v), steps=int(steps_v),
                                     every=max(50, int(steps_v) // 10))
             for update in train_live(settings):
-                yield update.status, update.curves, update.heatmap, update.model
+                yield (update.status, update.curves, update.heatmap, update.model,
+                       {"step": update.step, "steps": settings.steps, "accuracy": update.accuracy})
 
-        event = train.click(stream, [task, score, window, attention, min_len, max_len, steps],
-                            [status, curves, heatmap, model], api_name="train_live",
-                            concurrency_limit=LIVE_CONCURRENCY, concurrency_id="live-train")
-        stop.click(None, None, None, cancels=[event], api_visibility="private")
+        cleared = train.click(clear, None, [status, curves, heatmap, model, progress, seq_out, seq_heat],
+                              api_visibility="private", queue=False)
+        event = cleared.then(stream, [task, score, window, attention, min_len, max_len, steps],
+                             [status, curves, heatmap, model, progress], api_name="train_live",
+                             concurrency_limit=LIVE_CONCURRENCY, concurrency_id="live-train")
+        stop.click(stopped_status, progress, status, cancels=[event], api_visibility="private", queue=False)
 
         def try_it(model_v, text_v, window_v):
             return try_sequence(model_v, text_v, parse(window_v))
 
         run_seq.click(try_it, [model, sequence, window], [seq_out, seq_heat], api_visibility="private")
+        sequence.submit(try_it, [model, sequence, window], [seq_out, seq_heat], api_visibility="private")
+    controls = dict(task=task, score=score, window=window, attention=attention, min_len=min_len, max_len=max_len,
+                    steps=steps)
+    return LiveTab(controls)
+
+
+def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, TaskTab], compare_tab: CompareTab,
+                  live: LiveTab, app: gr.Blocks) -> None:
+    """Open the tab named in the URL query with its input and settings, and run it (``demo.links``)."""
+    targets: list = [tabs]
+    for tab in task_tabs.values():
+        targets += [tab.text, *tab.controls.values()]
+    targets += [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values()]
+    targets += list(live.controls.values())
+
+    def restore(request: gr.Request) -> list:
+        query = parse_query(dict(request.query_params) if request else {})
+        tab = query.get("tab")
+        updates: list = [gr.Tabs(selected=tab) if tab else gr.skip()]
+        for name, task_tab in task_tabs.items():
+            mine = tab == name
+            updates.append(gr.update(value=query["text"]) if mine and query.get("text") else gr.skip())
+            updates += _restored(task_tab.controls, query.get("controls", {}) if mine else {})
+        mine = tab == "compare"
+        choices = None
+        if mine and query.get("task") != "translation":
+            choices = registry.variants(query["task"])
+            updates.append(gr.update(value=query["task"]))
+        else:
+            updates.append(gr.skip())
+        updates.append(gr.update(value=query["text"]) if mine and query.get("text") else gr.skip())
+        for side in ("a", "b"):
+            wanted = query.get(side, {}) if mine else {}
+            side_updates = _restored(getattr(compare_tab, side), wanted)
+            if choices is not None:
+                side_updates[0] = gr.update(choices=choices, value=wanted.get("variant", choices[0][1]))
+            updates += side_updates
+        updates += _restored(live.controls, query.get("live", {}) if tab == "live" else {})
+        return updates
+
+    loaded = app.load(restore, None, targets, api_visibility="private", queue=False)
+    for name, task_tab in task_tabs.items():
+        def auto(request: gr.Request, *values: object, name: str = name, task_tab: TaskTab = task_tab):
+            query = parse_query(dict(request.query_params) if request else {})
+            if query.get("tab") != name or not query.get("text"):
+                return tuple(gr.skip() for _ in task_tab.outputs)
+            return task_tab.handler(*values)
+
+        loaded.then(auto, [task_tab.text, *task_tab.controls.values(), task_tab.pieces], task_tab.outputs,
+                    api_visibility="private")
+
+    def auto_compare(request: gr.Request, *values: object):
+        query = parse_query(dict(request.query_params) if request else {})
+        if query.get("tab") != "compare" or not query.get("text"):
+            return tuple(gr.skip() for _ in compare_tab.outputs)
+        return compare_tab.handler(*values)
+
+    loaded.then(auto_compare, [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values()],
+                compare_tab.outputs, api_visibility="private")
 
 
 def build_app(registry: ModelRegistry) -> gr.Blocks:
@@ -252,12 +423,30 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
             "# Attention Lab 注意力实验室\n"
             "See where an RNN encoder–decoder looks while it writes each word: translation 中文 → English "
             "and couplets 上联 → 下联, with every classic attention mechanism. "
-            f"Models: `{registry.source}`."
+            f"Models: `{registry.source}` · " + docs_link("", text="documentation 文档")
         )
-        if "translation" in registry.models:
-            build_task_tab(registry, "translation", "翻译 Translation", TRANSLATION_EXAMPLES)
-        if "couplet" in registry.models:
-            build_task_tab(registry, "couplet", "对联 Couplet", COUPLET_EXAMPLES)
-        build_compare_tab(registry)
-        build_live_tab()
+        task_tabs: dict[str, TaskTab] = {}
+        with gr.Tabs() as tabs:
+            if "translation" in registry.models:
+                task_tabs["translation"] = build_task_tab(registry, "translation", "翻译 Translation",
+                                                          TRANSLATION_EXAMPLES)
+            if "couplet" in registry.models:
+                task_tabs["couplet"] = build_task_tab(registry, "couplet", "对联 Couplet", COUPLET_EXAMPLES)
+            compare_tab = build_compare_tab(registry)
+            live = build_live_tab()
+        _restore_tabs(registry, tabs, task_tabs, compare_tab, live, app)
     return app
+
+
+def warm(registry: ModelRegistry) -> None:
+    """Run each task once before serving, through the same path a click takes (decode, figures, JSON).
+
+    The first request otherwise pays for plotly's validators and Gradio's plot serialisation.
+    """
+    plot = gr.Plot()
+    for task, example in (("translation", TRANSLATION_EXAMPLES[1]), ("couplet", COUPLET_EXAMPLES[1])):
+        if task not in registry.models:
+            continue
+        result = run(registry, task, example, Settings(registry.default_variant(task)))
+        plot.postprocess(result.figure)
+        plot.postprocess(result.steps)

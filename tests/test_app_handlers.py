@@ -1,3 +1,7 @@
+"""The app's pure handlers on small untrained models."""
+
+import math
+
 import gradio as gr
 import plotly.graph_objects as go
 import pytest
@@ -84,10 +88,19 @@ def test_step_view_outlines_the_chosen_row():
     assert "Run a sentence first" in empty.layout.annotations[0].text
 
 
-def test_compare_returns_two_outputs():
-    text_a, fig_a, text_b, fig_b = compare(REGISTRY, "translation", "今天天气很好", "none", "luong-dot")
-    assert isinstance(text_a, str) and isinstance(text_b, str)
-    assert fig_b.data[0].type == "heatmap"
+def test_compare_gives_each_side_its_own_controls_and_an_entropy_view():
+    result = compare(REGISTRY, "translation", "今天天气很好", Settings("none"),
+                     Settings("luong-dot", window="2", hard=True, beam_size=3))
+    assert isinstance(result.a.text, str) and isinstance(result.b.text, str)
+    assert result.b.figure.data[0].type == "heatmap"
+    assert "beam 3" in result.b.info and "hard" in result.b.info and "window D = 2" in result.b.info
+    assert "greedy" in result.a.info and "do not apply" in result.a.info
+    # the third view: one line for the side with attention (hard → every row one-hot → entropy 0),
+    # none for the baseline, and the uniform maximum log S
+    lines = {trace.name: trace for trace in result.entropy.data}
+    assert set(lines) == {"B: luong-dot", "uniform 均匀 (log 6)"}
+    assert all(abs(y) < 1e-9 for y in lines["B: luong-dot"].y)
+    assert lines["uniform 均匀 (log 6)"].y[0] == pytest.approx(math.log(6))
 
 
 def test_heatmap_keeps_repeated_tokens_apart():

@@ -68,25 +68,32 @@ def test_html_emoji_and_traditional_input(client):
 
 
 def test_compare_endpoint(client):
-    a, _, b, _ = client.predict("translation", "今天天气很好", _variants("translation")[0],
-                                _variants("translation")[-1], api_name="/compare")
+    # task, text, then each side's variant, window, hard, beam
+    a, info_a, _, b, info_b, _, entropy = client.predict(
+        "translation", "今天天气很好", _variants("translation")[0], "default", False, 1,
+        _variants("translation")[-1], "3", True, 2, api_name="/compare")
     assert a.strip() and b.strip()
+    assert "greedy" in info_a and "beam 2" in info_b and "hard" in info_b
+
+
+def _chromium(p):
+    """Debian's Chromium, headless (never a downloaded browser); a clear failure where it is missing."""
+    if not Path("/usr/bin/chromium").exists():
+        pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    return p.chromium.launch(
+        executable_path="/usr/bin/chromium",
+        args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+              "--disable-component-update", "--disable-sync", "--no-first-run"],
+    )
 
 
 def test_browser_couplet_and_heatmap(app_url):
     from playwright.sync_api import sync_playwright
 
-    if not Path("/usr/bin/chromium").exists():
-        pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
-
-    SCREENSHOTS.mkdir(exist_ok=True)
     errors = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )
+        browser = _chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1600})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(app_url, wait_until="load")
@@ -128,13 +135,9 @@ def test_live_training_streams_several_updates_and_ends(client):
 def test_browser_translates_a_paragraph_sentence_by_sentence(app_url):
     from playwright.sync_api import sync_playwright
 
-    if not Path("/usr/bin/chromium").exists():
-        pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
-    SCREENSHOTS.mkdir(exist_ok=True)
     errors = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        browser = _chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1700})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(app_url, wait_until="load")

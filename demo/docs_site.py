@@ -1,0 +1,97 @@
+"""The documentation site, served by the app itself at ``/docs`` (so a Space shows both).
+
+The site is the output of ``mkdocs build``. When the folder holds no built site yet, the app builds
+it in a background thread at start-up (about 15 s on a 2-core CPU; the app answers meanwhile and
+``/docs`` says the site is being built), with ``ATTENTION_LAB_APP_URL=/`` so the docs' "open in the
+app" links point back to this same server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from starlette.responses import HTMLResponse
+from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SITE = ROOT / "site"
+"""Where ``mkdocs build`` writes the site by default (ignored by git)."""
+
+PENDING = """<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="5">
+<title>Attention Lab docs</title><body style="font-family:sans-serif;max-width:40em;margin:3em auto">
+<h1>文档正在生成 · The documentation is being built</h1><p>{detail}</p></body>"""
+
+
+class DocsSite:
+    """An ASGI app serving a built mkdocs site, building it first if needed.
+
+    Args:
+        folder: The built site (``index.html`` at its top).
+        build: Build the site in the background when ``folder`` has none.
+    """
+
+    def __init__(self, folder: str | Path = DEFAULT_SITE, build: bool = True) -> None:
+        self.folder = Path(folder)
+        self.error: str | None = None
+        self._static: StaticFiles | None = None
+        self._thread: threading.Thread | None = None
+        if self.ready:
+            return
+        if build:
+            self._thread = threading.Thread(target=self._build, name="docs-build", daemon=True)
+            self._thread.start()
+        else:
+            self.error = f"no built site in {self.folder}: run `mkdocs build -d {self.folder}`"
+
+    @property
+    def ready(self) -> bool:
+        """Whether the built site is there."""
+        return (self.folder / "index.html").is_file()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background build; returns whether the site is ready."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.ready
+
+    def _build(self) -> None:
+        """Build into a temporary folder beside the target, then rename it into place.
+
+        A half-built site is never served, and two apps starting at once never write into the same folder.
+        """
+        env = {**os.environ, "ATTENTION_LAB_APP_URL": "/", "NO_MKDOCS_2_WARNING": "1"}
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}-building-", dir=self.folder.parent))
+        cmd = [sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(partial.resolve())]
+        try:
+            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0 or not (partial / "index.html").is_file():
+                lines = done.stderr.strip().splitlines() or ["no output"]
+                self.error = "mkdocs build failed: " + lines[-1]
+                return
+            try:
+                partial.rename(self.folder)
+            except OSError:  # another app finished first (or the folder exists): serve what is there
+                if not self.ready:
+                    raise
+        except (OSError, subprocess.TimeoutExpired) as err:
+            self.error = f"mkdocs build failed: {err}"
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve a file of the site, or a page saying it is being built (HTTP 503, reloads itself)."""
+        if self.ready:
+            if self._static is None:
+                self._static = StaticFiles(directory=self.folder, html=True)
+            await self._static(scope, receive, send)
+            return
+        detail = self.error or "This takes about a quarter of a minute; the page reloads by itself. 请稍候。"
+        await HTMLResponse(PENDING.format(detail=detail), status_code=503)(scope, receive, send)

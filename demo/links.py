@@ -1,0 +1,159 @@
+"""Links between the app and the documentation site, both ways.
+
+* App → docs: every hint in the app links to its docs page. The app serves the built site itself at
+  ``/docs`` (see ``demo.docs_site``), so the default base is the relative ``docs``; set
+  ``ATTENTION_LAB_DOCS_URL`` to link to a site hosted elsewhere instead.
+* Docs → app: every figure in the docs has an "open in the app" link whose URL query carries the
+  figure's input and settings; the app reads the query on load ([`parse_query`][demo.links.parse_query]),
+  fills the tab and runs it. The docs build writes links against ``ATTENTION_LAB_APP_URL`` (default
+  ``http://127.0.0.1:7860/``, a local ``python app.py``; the site the app serves itself uses ``/``).
+
+The query: ``tab`` (``translation``, ``couplet``, ``compare`` or ``live``), ``text``, and per control
+``variant``, ``window``, ``hard``, ``beam`` (Compare: ``task``, and each control with an ``a_`` or ``b_``
+prefix; Live: ``task``, ``score``, ``window``, ``attention``, ``min_len``, ``max_len``, ``steps``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+DOCS_URL_ENV = "ATTENTION_LAB_DOCS_URL"
+APP_URL_ENV = "ATTENTION_LAB_APP_URL"
+DEFAULT_APP_URL = "http://127.0.0.1:7860/"
+TABS = ("translation", "couplet", "compare", "live")
+"""Tab ids, also the values of the ``tab`` query parameter."""
+
+
+def docs_base() -> str:
+    """Where the app's hints point: ``ATTENTION_LAB_DOCS_URL``, else the site this app serves (``docs``)."""
+    return os.environ.get(DOCS_URL_ENV, "").rstrip("/") or "docs"
+
+
+def docs_href(page: str, anchor: str = "") -> str:
+    """The address of a docs page (``theory/scores``), optionally at an anchor.
+
+    >>> docs_href("theory/scores", "concat")
+    'docs/theory/scores/#concat'
+    """
+    page = page.strip("/")
+    return f"{docs_base()}/" + (f"{page}/" if page else "") + (f"#{anchor}" if anchor else "")
+
+
+def docs_link(page: str, anchor: str = "", text: str = "docs 文档") -> str:
+    """An HTML link to a docs page, opening in a new tab (for the app's fixed hints).
+
+    >>> docs_link("theory/scores").startswith('<a href="docs/theory/scores/"')
+    True
+    """
+    return f'<a href="{docs_href(page, anchor)}" target="_blank" rel="noopener">{text} ↗</a>'
+
+
+def app_url() -> str:
+    """The app's address for links written into the docs (``ATTENTION_LAB_APP_URL``)."""
+    return os.environ.get(APP_URL_ENV, "") or DEFAULT_APP_URL
+
+
+def app_query(tab: str, **params: object) -> str:
+    """The query string that opens ``tab`` with these inputs and settings.
+
+    Booleans are written ``1``/``0``; ``None`` values are left out.
+
+    >>> app_query("translation", text="今天天气很好", beam=5, hard=False)
+    '?tab=translation&text=%E4%BB%8A%E5%A4%A9%E5%A4%A9%E6%B0%94%E5%BE%88%E5%A5%BD&beam=5&hard=0'
+    """
+    if tab not in TABS:
+        raise ValueError(f"unknown tab {tab!r}; choose one of {', '.join(TABS)}")
+    values = {"tab": tab}
+    for key, value in params.items():
+        if value is None:
+            continue
+        values[key] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    return "?" + urlencode(values)
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _int(value: str, low: int, high: int) -> int | None:
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    return number if low <= number <= high else None
+
+
+def parse_controls(params: Mapping[str, str], prefix: str = "") -> dict[str, object]:
+    """The decoding controls found in a query (unknown or malformed values are ignored).
+
+    Returns:
+        A dict with any of ``variant``, ``window``, ``hard``, ``beam`` and the couplet rules
+        ``constrained``, ``mirror``, ``no_reuse``, ``tone``, ``cliche_penalty``.
+
+    >>> parse_controls({"variant": "luong-dot", "beam": "5", "hard": "1", "window": "99"})
+    {'variant': 'luong-dot', 'hard': True, 'beam': 5}
+    """
+    get = {key[len(prefix):]: value for key, value in params.items() if key.startswith(prefix)}
+    out: dict[str, object] = {}
+    if get.get("variant"):
+        out["variant"] = get["variant"]
+    window = get.get("window", "")
+    if window in ("default", "global") or _int(window, 1, 10) is not None:
+        out["window"] = window
+    if "hard" in get:
+        out["hard"] = _flag(get["hard"])
+    if "beam" in get and _int(get["beam"], 1, 10) is not None:
+        out["beam"] = int(get["beam"])
+    for rule in ("constrained", "mirror", "no_reuse"):
+        if rule in get:
+            out[rule] = _flag(get[rule])
+    if get.get("tone") in ("classical", "opposite", "off"):
+        out["tone"] = get["tone"]
+    if "cliche" in get:
+        try:
+            penalty = float(get["cliche"])
+        except ValueError:
+            penalty = -1.0
+        if 0.0 <= penalty <= 2.0:
+            out["cliche_penalty"] = penalty
+    return out
+
+
+def parse_query(params: Mapping[str, str]) -> dict[str, object]:
+    """Read the app's URL query: which tab to open, its text, and its controls.
+
+    Returns:
+        ``{"tab": ..., "text": ..., "controls": {...}}`` plus, for Compare, ``task``, ``a`` and ``b``
+        (each side's controls); an empty dict when the query names no known tab.
+
+    >>> parse_query({"tab": "couplet", "text": "两个黄鹂鸣翠柳", "beam": "5"})
+    {'tab': 'couplet', 'text': '两个黄鹂鸣翠柳', 'controls': {'beam': 5}}
+    >>> parse_query({"tab": "nonsense"})
+    {}
+    """
+    tab = params.get("tab", "")
+    if tab not in TABS:
+        return {}
+    query: dict[str, object] = {"tab": tab, "text": params.get("text", "")[:1000],
+                                "controls": parse_controls(params)}
+    if tab == "compare":
+        query["task"] = params.get("task") if params.get("task") in ("translation", "couplet") else "translation"
+        query["a"], query["b"] = parse_controls(params, "a_"), parse_controls(params, "b_")
+    if tab == "live":
+        live: dict[str, object] = {}
+        if params.get("task") in ("reverse", "copy", "sort"):
+            live["task"] = params["task"]
+        if params.get("score") in ("dot", "scaled_dot", "general", "concat"):
+            live["score"] = params["score"]
+        window = params.get("window", "")
+        if window == "global" or _int(window, 1, 10) is not None:
+            live["window"] = window
+        if "attention" in params:
+            live["attention"] = _flag(params["attention"])
+        for key, low, high in (("min_len", 1, 30), ("max_len", 1, 30), ("steps", 100, 3000)):
+            if _int(params.get(key, ""), low, high) is not None:
+                live[key] = int(params[key])
+        query["live"] = live
+    return query

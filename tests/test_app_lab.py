@@ -1,0 +1,160 @@
+"""The app as a lab: links both ways between app and docs, the live tab's messages, readable plots."""
+
+import json
+import math
+import subprocess
+import sys
+import time
+from urllib.parse import parse_qsl
+
+import pytest
+from app_fixtures import ROOT, free_port, small_registry
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from demo.handlers import Settings, run
+from demo.links import app_query, docs_link, parse_controls, parse_query
+from demo.live import LiveSettings, build_toy_model, parse_sequence, stopped_status, try_sequence
+from demo.plots import MAX_LABELS, alignment_figure, entropy_figure
+
+REGISTRY = small_registry()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    text=st.text(min_size=1, max_size=40),
+    variant=st.sampled_from(["none", "luong-dot", "bahdanau"]),
+    window=st.sampled_from(["default", "global", "1", "7", "10"]),
+    hard=st.booleans(),
+    beam=st.integers(1, 10),
+)
+def test_app_query_round_trips_through_parse_query(text, variant, window, hard, beam):
+    query = app_query("translation", text=text, variant=variant, window=window, hard=hard, beam=beam)
+    parsed = parse_query(dict(parse_qsl(query[1:], keep_blank_values=True)))
+    assert parsed["tab"] == "translation" and parsed["text"] == text[:1000]
+    assert parsed["controls"] == {"variant": variant, "window": window, "hard": hard, "beam": beam}
+
+
+def test_malformed_query_values_are_ignored_not_errors():
+    assert parse_query({"tab": "<script>"}) == {}
+    assert parse_controls({"beam": "99", "window": "0", "cliche": "nan?", "tone": "loud"}) == {}
+    compare = parse_query({"tab": "compare", "task": "couplet", "a_variant": "none", "b_beam": "3", "beam": "9"})
+    assert compare["task"] == "couplet" and compare["a"] == {"variant": "none"} and compare["b"] == {"beam": 3}
+    live = parse_query({"tab": "live", "task": "copy", "steps": "50", "max_len": "12", "attention": "0"})
+    assert live["live"] == {"task": "copy", "max_len": 12, "attention": False}  # 50 steps is under the minimum
+    with pytest.raises(ValueError, match="unknown tab"):
+        app_query("settings")
+
+
+def test_docs_links_point_at_the_served_site_or_the_configured_url(monkeypatch):
+    monkeypatch.delenv("ATTENTION_LAB_DOCS_URL", raising=False)
+    assert 'href="docs/theory/local/#window"' in docs_link("theory/local", "window")
+    monkeypatch.setenv("ATTENTION_LAB_DOCS_URL", "https://example.org/lab/")
+    assert 'href="https://example.org/lab/results/"' in docs_link("results")
+
+
+def test_info_line_says_which_controls_do_not_apply():
+    baseline = run(REGISTRY, "translation", "今天天气很好", Settings("none", window="3", hard=True)).info
+    assert "do not apply" in baseline and "hard 硬 attention" not in baseline and "window D = 3" not in baseline
+    local = run(REGISTRY, "translation", "今天天气很好", Settings("luong-general-local-p")).info
+    assert "window D = 2 (the model's own" in local
+    loose = run(REGISTRY, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot", constrained=False)).info
+    assert "no constraints" in loose and "apply only with constraints on" in loose
+    beam = run(REGISTRY, "translation", "今天天气很好", Settings("luong-dot", beam_size=4)).info
+    assert "length normalisation" in beam
+
+
+def test_window_band_has_a_legend_entry():
+    fig = alignment_figure(["a", "b", "c"], ["x", "y"], [[1, 0, 0], [0, 1, 0]], window=1, centres=[0.0, 1.0])
+    names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
+    assert names == ["window 窗口 p_t ± 1"] and fig.layout.showlegend
+    plain = alignment_figure(["a", "b"], ["x"], [[0.5, 0.5]])
+    assert not plain.layout.showlegend
+
+
+def test_long_sources_keep_readable_labels():
+    source = [f"w{i}" for i in range(150)]
+    fig = alignment_figure(source, ["x"], [[1 / 150] * 150])
+    shown = fig.layout.xaxis.ticktext
+    assert len(shown) <= MAX_LABELS and shown[0] == "w0" and fig.layout.xaxis.tickangle == -60
+    assert fig.layout.xaxis.tickfont.size >= 9
+    short = alignment_figure(list("两个黄鹂"), ["x"], [[0.25] * 4])
+    assert list(short.layout.xaxis.ticktext) == list("两个黄鹂") and short.layout.xaxis.tickangle is None
+
+
+def test_entropy_figure_is_the_row_entropy():
+    fig = entropy_figure({"A": (["x", "y"], [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])}, 3)
+    assert list(fig.data[0].y) == pytest.approx([math.log(2), 0.0])
+    assert fig.data[1].y[0] == pytest.approx(math.log(3))
+
+
+def test_live_sequence_accepts_full_width_and_says_what_is_wrong():
+    assert parse_sequence("１２３，４") == [5, 6, 7, 8]
+    model = build_toy_model(LiveSettings(steps=1))
+    text, fig = try_sequence(model, "12a")
+    assert text.startswith("⚠️") and "只能输入数字" in text and "only the digits" in text
+    assert "only the digits" in fig.layout.annotations[0].text
+    text, _ = try_sequence(None, "123")
+    assert "请先训练" in text and "train a model first" in text
+    text, _ = try_sequence(model, "")
+    assert "请输入" in text and "type a sequence" in text
+    text, _ = try_sequence(model, "１２３")
+    assert not text.startswith("⚠️") and len(text.split()) <= 31
+
+
+def test_stop_message_names_the_step():
+    assert "stopped at step 300/600" in stopped_status({"step": 300, "steps": 600, "accuracy": 0.5})
+    assert "stopped before the first update" in stopped_status({})
+
+
+def test_every_live_setting_error_is_bilingual():
+    import gradio as gr
+
+    for bad in (dict(task="shuffle"), dict(min_len=9, max_len=3), dict(steps=0), dict(window=11), dict(every=0)):
+        with pytest.raises(gr.Error) as err:
+            LiveSettings(**bad).validate()
+        message = str(err.value)
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in message) and any(ch.isascii() and ch.isalpha()
+                                                                         for ch in message), message
+
+
+def test_help_is_fast_and_names_every_environment_variable():
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--help"], capture_output=True, text=True,
+                          timeout=60)
+    seconds = time.perf_counter() - started
+    assert done.returncode == 0
+    for option, variable in (("--host", "ATTENTION_LAB_HOST"), ("--port", "ATTENTION_LAB_PORT"),
+                             ("--share", "ATTENTION_LAB_SHARE"), ("--hub-repo", "ATTENTION_LAB_HUB_REPO"),
+                             ("--models", "ATTENTION_LAB_MODELS"), ("--docs", "ATTENTION_LAB_DOCS_DIR"),
+                             ("--device", "ATTENTION_LAB_DEVICE")):
+        assert option in done.stdout and variable in done.stdout, option
+    assert "ATTENTION_LAB_DOCS_URL" in done.stdout
+    assert seconds < 2.0, f"--help took {seconds:.1f} s: something heavy is imported before the options are read"
+
+
+def test_busy_port_is_one_clear_line():
+    import socket
+
+    port = free_port()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", port))
+        busy.listen()
+        done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--port", str(port)], capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: port") and "--port" in lines[0], done.stderr
+
+
+def test_every_published_figure_has_an_app_link():
+    from demo.report import figure_links
+
+    links = json.loads((ROOT / "results" / "figures" / "app-links.json").read_text(encoding="utf-8"))
+    published = {p.stem for p in (ROOT / "results" / "figures").glob("*.png")}
+    assert published <= set(links), sorted(published - set(links))
+    variants = {task: [v for _, v in REGISTRY.variants(task)] for task in REGISTRY.models}
+    fresh = figure_links(variants)
+    assert fresh["alignment-couplet-luong-dot"].startswith("?tab=couplet&text=")
+    live = parse_query(dict(parse_qsl(fresh["live-reverse-curves"][1:])))
+    assert live["live"] == {"task": "reverse", "min_len": 5, "max_len": 12, "steps": 600}
