@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
+import plotly.graph_objects as go
 
 from attention_core.couplet import CoupletRules
 from demo.handlers import (
@@ -22,6 +23,7 @@ from demo.handlers import (
 from demo.links import docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import ModelRegistry
+from demo.plots import message_figure
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
     import spaces
@@ -62,6 +64,13 @@ CSS = """
 
 SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
 """How the input boxes behave (one line high, growing to eight: Enter submits)."""
+
+
+def placeholder_figure() -> go.Figure:
+    """The heatmap before the first run."""
+    return message_figure("Run a sentence to see where the model looks. 运行一句，看看模型看向哪里。")
+
+
 
 
 def _doc(page: str, text: str) -> str:
@@ -156,7 +165,9 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
                                  "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
         # no label badge over the plots: each figure carries its own title
-        heatmap = gr.Plot(label="alignment heatmap 对齐热力图", show_label=False, elem_id=f"{task}-heatmap")
+        # a placeholder figure: plotly.js loads with the page, not after the first click
+        heatmap = gr.Plot(placeholder_figure(), label="alignment heatmap 对齐热力图", show_label=False,
+                          elem_id=f"{task}-heatmap")
         step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
         bars = gr.Plot(label="one step 单步", show_label=False, elem_id=f"{task}-steps")
         state = gr.State({})

@@ -44,12 +44,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch_app(models: Path | None = None) -> tuple[subprocess.Popen, str]:
-    """Start ``python app.py`` (the bundled models unless ``models`` is given); wait until it answers."""
+def launch_app(models: Path | None = None, docs: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``python app.py`` (the bundled models unless ``models`` is given); wait until it answers.
+
+    ``docs``: where the app builds (and serves at ``/docs``) its documentation site.
+    """
     port = free_port()
     cmd = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
     if models is not None:
         cmd += ["--models", str(models)]
+    if docs is not None:
+        cmd += ["--docs", str(docs)]
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)

@@ -1,5 +1,8 @@
 """The real app (``python app.py`` on the bundled models) through gradio_client and a real browser."""
 
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -12,10 +15,11 @@ SCREENSHOTS = ROOT / "tests" / "screenshots"
 
 
 @pytest.fixture(scope="module")
-def app_url():
+def app_url(tmp_path_factory):
     if not list(BUNDLED.glob("*/*/config.json")):
         pytest.fail(f"no bundled models under {BUNDLED}; train them with 'attention-lab zoo'")
-    proc, url = launch_app()
+    # a fresh docs site, built by the app itself (its "open in the app" links point back to it)
+    proc, url = launch_app(docs=tmp_path_factory.mktemp("docs") / "site")
     yield url
     proc.terminate()
     proc.wait(timeout=30)
@@ -156,5 +160,140 @@ def test_browser_translates_a_paragraph_sentence_by_sentence(app_url):
             "() => document.querySelector('#translation-heatmap').innerText.includes('sentence 句 3/3')",
             timeout=30_000)
         page.screenshot(path=str(SCREENSHOTS / "app-translation.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
+
+
+README_SCREENSHOT = ROOT / "docs" / "images" / "app.png"
+"""The screenshot shown in the README, taken by the browser test below."""
+
+
+def _wait_for_docs(app_url: str, seconds: float = 300) -> None:
+    """The app builds its docs site in the background at start-up; wait until it serves it."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(app_url + "docs/", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except urllib.error.HTTPError as err:
+            assert err.code == 503, err  # "being built"
+        except OSError:
+            pass
+        time.sleep(1)
+    pytest.fail(f"the app did not serve its docs within {seconds:.0f} s")
+
+
+def _covered_titles(page) -> list[str]:
+    """Plot titles and legend entries that a Gradio label badge overlaps (none should be)."""
+    return page.evaluate("""() => {
+        const boxes = [...document.querySelectorAll('[data-testid="block-label"]')]
+            .map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0);
+        const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+        return [...document.querySelectorAll('.js-plotly-plot .gtitle, .js-plotly-plot .legendtext')]
+            .filter(t => { const r = t.getBoundingClientRect(); return r.width > 0 && boxes.some(b => hit(r, b)); })
+            .map(t => t.textContent);
+    }""")
+
+
+def _output(page, elem: str, condition: str = "t.value.length > 0", timeout: int = 120_000) -> str:
+    page.wait_for_function(
+        f"() => {{ const t = document.querySelector('#{elem} textarea'); return t && {condition}; }}",
+        timeout=timeout)
+    return page.locator(f"#{elem} textarea").input_value()
+
+
+def test_browser_the_app_as_a_lab(app_url):
+    """Enter submits, examples run, Compare with controls, docs ↔ app links, live Stop and restart."""
+    from playwright.sync_api import sync_playwright
+
+    errors = []
+    with sync_playwright() as p:
+        browser = _chromium(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1500})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(app_url, wait_until="load")
+
+        # Enter submits; Shift+Enter is a new line
+        box = page.locator("#translation-input textarea")
+        box.fill("每次听到这首歌")
+        box.press("Shift+Enter")
+        assert box.input_value() == "每次听到这首歌\n"
+        box.fill("每次听到这首歌，都会让我回忆起自己年轻的时候。")
+        started = time.perf_counter()
+        box.press("Enter")
+        _output(page, "translation-output")
+        page.locator("#translation-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+        print(f"first heatmap {time.perf_counter() - started:.2f} s after Enter")
+        assert not _covered_titles(page)
+        README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(README_SCREENSHOT))
+
+        # an example runs on click, with the tab's current controls
+        page.get_by_role("tab", name="对联 Couplet").click()
+        page.locator("#couplet-examples button", has_text="两个黄鹂鸣翠柳").click()
+        assert len(_output(page, "couplet-output", "t.value.length === 7")) == 7
+        assert page.locator("#couplet-input textarea").input_value() == "两个黄鹂鸣翠柳"
+
+        # Compare: each side has its own controls, an info line, and the entropy view
+        page.get_by_role("tab", name="对比 Compare").click()
+        page.locator("#compare-B-beam input[type=number]").fill("3")
+        page.locator("#compare-B-beam input[type=number]").press("Enter")
+        page.locator("#compare-B-hard").get_by_text("hard 硬").click()
+        page.locator("#compare-run").click()
+        page.wait_for_function("() => document.querySelector('#compare-B-info').innerText.includes('beam 3')",
+                               timeout=120_000)
+        assert "hard" in page.locator("#compare-B-info").inner_text()
+        assert "do not apply" in page.locator("#compare-A-info").inner_text()  # A is the no-attention baseline
+        page.locator("#compare-entropy .js-plotly-plot svg.main-svg").first.wait_for(timeout=30_000)
+        assert "B: luong-concat" in page.locator("#compare-entropy").inner_text()
+        assert not _covered_titles(page)
+        page.screenshot(path=str(SCREENSHOTS / "app-compare.png"), full_page=True)
+
+        # app → docs: a hint opens its page on the site this app serves
+        _wait_for_docs(app_url)
+        page.get_by_role("tab", name="翻译 Translation").click()
+        with page.context.expect_page() as opened:
+            page.locator("#component-0").page.get_by_role("link", name="docs 文档 ↗").first.click()
+        docs = opened.value
+        docs.wait_for_load_state()
+        assert docs.url.startswith(app_url + "docs/theory/") and "Attention Lab" in docs.title()
+
+        # docs → app: a figure's "open in the app" restores its input and settings and runs them
+        docs.goto(app_url + "docs/results/", wait_until="load")
+        link = docs.locator("a.open-in-app[href*='variant=luong-general-local-p'][href*='tab=couplet']")
+        with docs.context.expect_page() as opened:
+            link.first.click()
+        restored = opened.value
+        restored.wait_for_load_state()
+        assert len(_output(restored, "couplet-output", "t.value.length === 7")) == 7
+        assert restored.locator("#couplet-input textarea").input_value() == "两个黄鹂鸣翠柳"
+        assert restored.locator("#couplet-info").inner_text().count("beam 5") == 1
+        assert "local-p" in restored.locator("#couplet-info").inner_text()
+        restored.close()
+        docs.close()
+
+        # live: Stop says where it stopped; a new run starts from a clean slate
+        page.goto(app_url + "?tab=live&task=copy&steps=3000", wait_until="load")
+        page.locator("#live-train").click()
+        page.wait_for_function("() => document.querySelector('#live-status').innerText.startsWith('step ')",
+                               timeout=300_000)
+        page.locator("#live-curves .js-plotly-plot .scatterlayer .trace").first.wait_for(timeout=30_000)
+        page.locator("#live-stop").click()
+        page.wait_for_function("() => document.querySelector('#live-status').innerText.includes('stopped at step')",
+                               timeout=30_000)
+        # the stopped run's model answers "try your own sequence"; a bad one gets a message, not a bare badge
+        sequence = page.locator("#live-sequence input, #live-sequence textarea").first
+        sequence.fill("１２x")
+        page.locator("#live-run-sequence").click()
+        _output(page, "live-sequence-output", "t.value.includes('0–9')", timeout=30_000)
+        sequence.fill("１２３")
+        sequence.press("Enter")
+        _output(page, "live-sequence-output", "/^[0-9 ]+$/.test(t.value)", timeout=30_000)
+        page.locator("#live-train").click()
+        page.wait_for_function("() => !document.querySelector('#live-status').innerText.includes('stopped')",
+                               timeout=30_000)
+        assert page.locator("#live-curves .js-plotly-plot .scatterlayer .trace").count() == 0  # old curves gone
+        page.locator("#live-stop").click()
         browser.close()
     assert not errors, errors
