@@ -105,6 +105,10 @@ def chrf(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool =
 DEFAULT_BUCKETS = (0, 5, 10, 15, 20, 30, 1000)
 
 
+MIN_BUCKET = 30
+"""Fewest pairs a BLEU-by-length bucket may hold; smaller buckets are merged into a neighbour."""
+
+
 def bleu_by_length(
     source_lengths: Sequence[int],
     hypotheses: Sequence[str],
@@ -112,8 +116,13 @@ def bleu_by_length(
     buckets: Sequence[int] = DEFAULT_BUCKETS,
     tokenize: str = "13a",
     lowercase: bool = False,
+    min_count: int = MIN_BUCKET,
 ) -> list[dict]:
     """BLEU per source-length bucket: the bottleneck curve (Bahdanau et al. 2014, Fig. 2).
+
+    A corpus BLEU of a handful of sentences is noise, so a bucket with fewer than ``min_count``
+    pairs is merged into the next longer one (the last into the one before it) until every bucket
+    holds at least ``min_count`` pairs or only one is left; every bucket reports its ``n``.
 
     Args:
         source_lengths: Source length (tokens) of each pair.
@@ -122,25 +131,39 @@ def bleu_by_length(
         buckets: Bucket edges; bucket *i* holds lengths in ``(buckets[i], buckets[i+1]]``.
         tokenize: sacrebleu tokeniser.
         lowercase: Case-insensitive scoring.
+        min_count: Fewest pairs per bucket (``1`` keeps the edges as given).
 
     Returns:
-        One ``{"min", "max", "n", "bleu"}`` dict per non-empty bucket.
+        One ``{"min", "max", "n", "bleu"}`` dict per non-empty bucket, shortest first.
+
+    Example:
+        >>> lengths = [3] * 30 + [12] * 2
+        >>> [(b["min"], b["max"], b["n"]) for b in bleu_by_length(lengths, ["a"] * 32, ["a"] * 32, (0, 10, 20))]
+        [(1, 20, 32)]
     """
-    out = []
+    groups = []  # [lo, hi, indices]
     for lo, hi in zip(buckets, buckets[1:]):
         index = [i for i, n in enumerate(source_lengths) if lo < n <= hi]
         if index:
-            out.append(
-                {
-                    "min": lo + 1,
-                    "max": hi,
-                    "n": len(index),
-                    "bleu": bleu(
-                        [hypotheses[i] for i in index], [references[i] for i in index], tokenize, lowercase
-                    ),
-                }
-            )
-    return out
+            groups.append([lo, hi, index])
+    i = 0
+    while len(groups) > 1 and i < len(groups):
+        if len(groups[i][2]) >= min_count:
+            i += 1
+            continue
+        j = i + 1 if i + 1 < len(groups) else i - 1  # merge into the next longer bucket, the last backwards
+        a, b = sorted((i, j))
+        groups[a:b + 1] = [[groups[a][0], groups[b][1], groups[a][2] + groups[b][2]]]
+        i = min(i, a)
+    return [
+        {
+            "min": lo + 1,
+            "max": hi,
+            "n": len(index),
+            "bleu": bleu([hypotheses[k] for k in index], [references[k] for k in index], tokenize, lowercase),
+        }
+        for lo, hi, index in groups
+    ]
 
 
 def tone_class(char: str) -> str | None:

@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.hub import atomic_write_text
-from attention_core.metrics import paired_bootstrap
+from attention_core.metrics import MIN_BUCKET, bleu_by_length, paired_bootstrap
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
@@ -54,9 +54,9 @@ SET_TITLES = {
 }
 
 
-def load_references(data: str | Path) -> dict[str, list[str]]:
-    """The references of every test set in ``TEST_SETS`` (empty where the corpora are missing)."""
-    refs: dict[str, list[str]] = {}
+def load_test_sets(data: str | Path) -> dict[str, list[tuple[str, str]]]:
+    """The ``(source, reference)`` pairs of every test set in ``TEST_SETS`` (none where a corpus is missing)."""
+    sets: dict[str, list[tuple[str, str]]] = {}
     for key, (task, name) in TEST_SETS.items():
         try:
             splits = load_splits(task, data)
@@ -64,8 +64,13 @@ def load_references(data: str | Path) -> dict[str, list[str]]:
             continue
         pairs = splits.evaluation_sets().get(name)
         if pairs is not None:
-            refs[key] = [t for _, t in pairs]
-    return refs
+            sets[key] = list(pairs)
+    return sets
+
+
+def load_references(data: str | Path) -> dict[str, list[str]]:
+    """The references of every test set in ``TEST_SETS`` (empty where the corpora are missing)."""
+    return {key: [t for _, t in pairs] for key, pairs in load_test_sets(data).items()}
 
 
 def versus_none(variants: dict[str, dict[str, dict]], references: list[str] | None,
@@ -213,23 +218,34 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
     return rows, header + body
 
 
-def length_figure(task: str, variants: dict[str, dict[str, dict]], decoding: str = "greedy") -> go.Figure:
-    """BLEU by source length, one line per variant (Bahdanau et al. 2014, Fig. 2)."""
+def length_figure(task: str, variants: dict[str, dict[str, dict]], decoding: str = "greedy",
+                  pairs: list[tuple[str, str]] | None = None) -> go.Figure:
+    """BLEU by source length, one line per variant (Bahdanau et al. 2014, Fig. 2), each bucket with its ``n``.
+
+    With the test pairs, the buckets are recomputed from the saved outputs so that none holds fewer
+    than ``MIN_BUCKET`` pairs (``metrics.bleu_by_length``); otherwise the evaluation's own buckets are drawn.
+    """
     fig = go.Figure()
+    kind = TASKS[TEST_SETS.get(task, (task, ""))[0]]
+    lengths = [len(kind.tokenize_src(src)) for src, _ in pairs] if pairs else None
     for v in _ordered(variants):
         report = variants[v].get(decoding)
         if not report:
             continue
         buckets = report["bleu_by_length"]
+        if lengths is not None and len(report.get("outputs", [])) == len(lengths):
+            buckets = bleu_by_length(lengths, report["outputs"], [r for _, r in pairs], tokenize=kind.bleu_tokenize,
+                                     lowercase=True, min_count=MIN_BUCKET)
         fig.add_trace(go.Scatter(
-            x=[f"{b['min']}–{b['max'] if b['max'] < 1000 else '∞'}" for b in buckets],
+            x=[f"{b['min']}–{b['max'] if b['max'] < 1000 else '∞'}<br>n = {b['n']}" for b in buckets],
             y=[round(b["bleu"], 2) for b in buckets],
             mode="lines+markers", name=VARIANT_LABELS.get(v, v),
             line=dict(dash="dash" if v == "none" else "solid", width=3 if v == "none" else 2),
-            hovertemplate="%{x} tokens: BLEU %{y}<extra>" + v + "</extra>",
+            hovertemplate="%{x} sentences: BLEU %{y}<extra>" + v + "</extra>",
         ))
     fig.update_layout(
-        title=f"{task}: BLEU by source length ({decoding})", xaxis_title="source length (tokens)",
+        title=f"{task}: BLEU by source length ({decoding}; buckets of at least {MIN_BUCKET} sentences)",
+        xaxis_title="source length (tokens) and sentences per bucket",
         yaxis_title="BLEU", height=460, legend=dict(orientation="h", y=-0.25),
         font=dict(family="Noto Sans CJK SC, sans-serif"), margin=dict(l=60, r=20, t=60, b=120),
     )
@@ -407,7 +423,8 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
     """Write everything listed in the module docstring; returns the files written."""
     results = Path(results)
     reports = load_reports(results)
-    references = load_references(data)
+    test_sets = load_test_sets(data)
+    references = {key: [t for _, t in pairs] for key, pairs in test_sets.items()}
     written: list[Path] = []
     for task, variants in reports.items():
         rows, md = table(task, variants, references.get(task))
@@ -415,7 +432,7 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
         atomic_write_text(results / "tables" / f"{task}.md", md)
         written += [results / "tables" / f"{task}.json", results / "tables" / f"{task}.md"]
         stem = results / "figures" / f"bleu-by-length-{task}"
-        _write_figure(length_figure(task, variants), stem)
+        _write_figure(length_figure(task, variants, pairs=test_sets.get(task)), stem)
         written.append(stem.with_suffix(".png"))
     atomic_write_text(results / "orderings.md", orderings(reports, references))
     written.append(results / "orderings.md")

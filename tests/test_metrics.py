@@ -41,10 +41,29 @@ def test_bleu_lowercase_and_char_tokenisation():
 
 def test_bleu_by_length_buckets():
     out = bleu_by_length(
-        [3, 12, 13], ["a b c d", "x", "e f g h"], ["a b c d", "y", "e f g h"], buckets=(0, 10, 20)
+        [3, 12, 13], ["a b c d", "x", "e f g h"], ["a b c d", "y", "e f g h"], buckets=(0, 10, 20), min_count=1
     )
     assert [(b["min"], b["max"], b["n"]) for b in out] == [(1, 10, 1), (11, 20, 2)]
     assert out[0]["bleu"] == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize(
+    "counts,expected",
+    [
+        ((40, 40, 40), [(1, 5, 40), (6, 10, 40), (11, 15, 40)]),
+        ((40, 10, 40), [(1, 5, 40), (6, 15, 50)]),  # a small bucket joins the next longer one
+        ((40, 40, 5), [(1, 5, 40), (6, 15, 45)]),  # the last joins the one before it
+        ((10, 10, 5), [(1, 15, 25)]),  # never below one bucket
+        ((5, 0, 40), [(1, 15, 45)]),  # an empty bucket is skipped, not counted
+    ],
+)
+def test_small_buckets_are_merged_and_rescored(counts, expected):
+    lengths = [length for length, n in zip((3, 8, 13), counts) for _ in range(n)]
+    hyps = ["a b c d"] * len(lengths)
+    out = bleu_by_length(lengths, hyps, hyps, buckets=(0, 5, 10, 15), min_count=30)
+    assert [(b["min"], b["max"], b["n"]) for b in out] == expected
+    assert sum(b["n"] for b in out) == len(lengths)
+    assert all(b["bleu"] == pytest.approx(100.0) for b in out)
 
 
 def test_tones():
