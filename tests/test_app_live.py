@@ -3,6 +3,7 @@
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -92,15 +93,24 @@ def _chromium(p):
     )
 
 
-def test_browser_couplet_and_heatmap(app_url):
+@contextmanager
+def _app_page(app_url: str, height: int):
+    """A browser page on the app (Debian Chromium); fails the test if the page raised a script error."""
     from playwright.sync_api import sync_playwright
 
     errors = []
     with sync_playwright() as p:
         browser = _chromium(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        page = browser.new_page(viewport={"width": 1400, "height": height})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(app_url, wait_until="load")
+        yield page
+        browser.close()
+    assert not errors, errors
+
+
+def test_browser_couplet_and_heatmap(app_url):
+    with _app_page(app_url, 1600) as page:
         page.get_by_role("tab", name="对联 Couplet").click()
         page.locator("#couplet-input textarea").fill("两个黄鹂鸣翠柳")
         page.locator("#couplet-run").click()
@@ -125,8 +135,6 @@ def test_browser_couplet_and_heatmap(app_url):
         assert len(seen) >= 2 and "step 600/600" in seen, seen
         page.locator("#live-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=30_000)
         page.screenshot(path=str(SCREENSHOTS / "app-live.png"), full_page=True)
-        browser.close()
-    assert not errors, errors
 
 
 def test_live_training_streams_several_updates_and_ends(client):
@@ -137,14 +145,7 @@ def test_live_training_streams_several_updates_and_ends(client):
 
 
 def test_browser_translates_a_paragraph_sentence_by_sentence(app_url):
-    from playwright.sync_api import sync_playwright
-
-    errors = []
-    with sync_playwright() as p:
-        browser = _chromium(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1700})
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(app_url, wait_until="load")
+    with _app_page(app_url, 1700) as page:
         page.locator("#translation-input textarea").fill("我喜欢自然语言处理。今天天气很好！你明天有空吗？")
         page.locator("#translation-run").click()
         page.wait_for_function(
@@ -160,8 +161,6 @@ def test_browser_translates_a_paragraph_sentence_by_sentence(app_url):
             "() => document.querySelector('#translation-heatmap').innerText.includes('sentence 句 3/3')",
             timeout=30_000)
         page.screenshot(path=str(SCREENSHOTS / "app-translation.png"), full_page=True)
-        browser.close()
-    assert not errors, errors
 
 
 README_SCREENSHOT = ROOT / "docs" / "images" / "app.png"
@@ -205,14 +204,7 @@ def _output(page, elem: str, condition: str = "t.value.length > 0", timeout: int
 
 def test_browser_the_app_as_a_lab(app_url):
     """Enter submits, examples run, Compare with controls, docs ↔ app links, live Stop and restart."""
-    from playwright.sync_api import sync_playwright
-
-    errors = []
-    with sync_playwright() as p:
-        browser = _chromium(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1500})
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(app_url, wait_until="load")
+    with _app_page(app_url, 1500) as page:
 
         # Enter submits; Shift+Enter is a new line
         box = page.locator("#translation-input textarea")
@@ -295,5 +287,3 @@ def test_browser_the_app_as_a_lab(app_url):
                                timeout=30_000)
         assert page.locator("#live-curves .js-plotly-plot .scatterlayer .trace").count() == 0  # old curves gone
         page.locator("#live-stop").click()
-        browser.close()
-    assert not errors, errors
