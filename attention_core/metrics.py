@@ -136,7 +136,7 @@ def bleu_by_length(
     Returns:
         One ``{"min", "max", "n", "bleu"}`` dict per non-empty bucket, shortest first.
 
-    Example:
+    Examples:
         >>> lengths = [3] * 30 + [12] * 2
         >>> [(b["min"], b["max"], b["n"]) for b in bleu_by_length(lengths, ["a"] * 32, ["a"] * 32, (0, 10, 20))]
         [(1, 20, 32)]
