@@ -9,6 +9,12 @@ opens the app with the figure's input and settings. Every figure a page shows (a
 embedded plot from ``figures/``) gets a link to ``ATTENTION_LAB_APP_URL`` + that query (default: a
 local ``python app.py``; the site the app serves itself is built with ``/``). A figure without a
 query fails the build, so no figure goes without its link.
+
+The site has two editions (mkdocs-static-i18n): Chinese at ``/`` and English at ``/en/``. The figures
+exist once, at ``/figures/``; a figure's ``src`` is rewritten to the figure's URL relative to the page, so
+the same markup (``../figures/x.html`` in a raw ``<iframe>``, which mkdocs does not rewrite) works one
+level deeper on the English pages. The language switch links to the other edition of the same page by a
+relative URL, so the site also works under a prefix (the app serves it at ``/docs``).
 """
 
 import html
@@ -19,11 +25,15 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "results" / "figures"
 DEFAULT_APP_URL = "http://127.0.0.1:7860/"  # demo.links.DEFAULT_APP_URL (the hook runs without the package)
-FIGURE = re.compile(r'<(?:img|iframe)\b[^>]*\bsrc="(?:[^"]*/)?figures/(?P<stem>[\w.-]+?)\.(?:png|html)"[^>]*>')
+FIGURE = re.compile(r'<(?:img|iframe)\b[^>]*\bsrc="(?P<src>(?:[^"]*/)?figures/(?P<stem>[\w.-]+?)\.(?P<ext>png|html))"'
+                    r'[^>]*>')
+OPEN_IN_APP = {"en": "Open in the app ↗"}
+"""The link's text by page language; the Chinese pages (and their fallbacks under /en/) keep both languages."""
 
 
 def on_files(files, config, **kwargs):
@@ -52,8 +62,34 @@ def on_page_content(content, page, config, files, **kwargs):
         if stem not in links:
             raise PluginError(f"{page.file.src_uri}: figure {stem!r} has no entry in app-links.json; "
                               "add it to demo.report.figure_links and run `attention-lab report`")
+        tag = match.group(0)
+        if "://" not in match.group("src") and not match.group("src").startswith("/"):
+            name = f"figures/{stem}.{match.group('ext')}"
+            figure = files.get_file_from_path(name)
+            if figure is None:
+                raise PluginError(f"{page.file.src_uri}: {match.group('src')} is not in results/figures")
+            tag = tag.replace(f'src="{match.group("src")}"', f'src="{get_relative_url(figure.url, page.url)}"', 1)
         href = html.escape(base + links[stem], quote=True)
-        return (f'{match.group(0)}<a class="open-in-app" href="{href}" target="_blank" rel="noopener">'
-                "在应用中打开 Open in the app ↗</a>")
+        text = OPEN_IN_APP.get(getattr(page.file, "locale", None), "在应用中打开 Open in the app ↗")
+        return f'{tag}<a class="open-in-app" href="{href}" target="_blank" rel="noopener">{text}</a>'
 
     return FIGURE.sub(add_link, content)
+
+
+def on_page_context(context, page, config, nav, **kwargs):
+    """Language switch: link each language to this page's edition in it, relative to the page.
+
+    mkdocs-static-i18n (which runs first) links the home pages to the absolute ``/`` and ``/en/``, which
+    miss the site when it is served under a prefix; a relative link works at any prefix.
+    """
+    alternates = getattr(page.file, "alternates", None)
+    # the theme reads ``config.extra.alternate`` as Jinja does: the attribute (which the plugin sets per page),
+    # else the item
+    switch = getattr(config.extra, "alternate", None)
+    if switch is None:
+        switch = config.extra.get("alternate", [])
+    if alternates:
+        for alternate in switch:
+            if alternate.get("lang") in alternates:
+                alternate["link"] = alternates[alternate["lang"]].url
+    return context

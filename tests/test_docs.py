@@ -1,16 +1,27 @@
-"""The documentation site builds strictly and renders formulas and diagrams offline."""
+"""The documentation site builds strictly in both editions (中文 at /, English at /en/) and renders offline.
+
+The browser test visits every page but the API reference, in both languages, on the site served under a
+prefix (``/docs``, as the app serves it): formulas typeset, Mermaid diagrams drawn, figures and embedded
+plots loaded, the language switch, Chinese search, and no request leaving the site.
+"""
 
 import functools
 import http.server
+import json
+import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
+TRANSLATED = ("", "quickstart", "cli", "results", "benchmarks", "guide/training", "guide/hub", "guide/space")
+"""Pages with an English file (``page.en.md``); the others fall back to the Chinese page under /en/."""
+NOT_PAGES = ("api", "assets", "figures", "search", "javascripts", "stylesheets", "images")
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +31,17 @@ def site(tmp_path_factory):
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     return out
+
+
+def _pages(site: Path) -> list[str]:
+    """Every page of both editions except the API reference, as URL paths ("/", "/en/theory/why/", …)."""
+    pages = []
+    for html in sorted(site.rglob("index.html")):
+        parts = html.parent.relative_to(site).parts
+        in_edition = parts[1:] if parts[:1] == ("en",) else parts
+        if not in_edition or in_edition[0] not in NOT_PAGES:
+            pages.append("/" + "".join(part + "/" for part in parts))
+    return pages
 
 
 def test_strict_build_has_theory_and_api_pages(site):
@@ -34,34 +56,153 @@ def test_strict_build_has_theory_and_api_pages(site):
         assert "unpkg.com" not in text, html
 
 
-def test_browser_renders_math_and_mermaid_without_leaving_the_site(site):
+def test_english_edition_has_every_page(site):
+    pages = _pages(site)
+    chinese = {p for p in pages if not p.startswith("/en/")}
+    assert {"/en" + p for p in chinese} == {p for p in pages if p.startswith("/en/")}
+    for md in ROOT.joinpath("docs").rglob("*.en.md"):  # every English page translates a Chinese one
+        assert md.with_name(md.name.replace(".en.md", ".md")).is_file(), md
+    for path in TRANSLATED:
+        html = (site / "en" / path / "index.html").read_text(encoding="utf-8")
+        assert '<html lang="en"' in html, path
+        h1 = re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1)
+        assert not re.search(r"[\u4e00-\u9fff]", h1), (path, h1)  # an English title, not the fallback
+        assert 'hreflang="zh"' in html and 'hreflang="en"' in html
+    api = (site / "en" / "api" / "attention" / "index.html").read_text(encoding="utf-8")  # API in both editions
+    assert "attention_core.attention.attention" in api and '<html lang="en"' in api
+    home = (site / "en" / "index.html").read_text(encoding="utf-8")
+    assert 'href="api/scores/#attention_core.scores"' in home  # /en/api/…: cross-references stay in their edition
+    assert (site / "en" / "theory" / "why" / "index.html").is_file()  # not translated yet: the Chinese page
+
+
+def test_every_local_link_and_figure_resolves(site):
+    """Every relative src/href of every page points at a file of the site (raw <iframe>s included)."""
+    broken = []
+    for html in site.rglob("*.html"):
+        if "figures" in html.relative_to(site).parts:
+            continue
+        text = html.read_text(encoding="utf-8", errors="replace")
+        for link in re.findall(r'\b(?:src|href)="([^"#?]*)', text):
+            if not link or re.match(r"[a-z][\w+.-]*:|/", link):
+                continue
+            target = (html.parent / link).resolve()
+            if not (target / "index.html" if link.endswith("/") or target.is_dir() else target).is_file():
+                broken.append(f"{html.relative_to(site)}: {link}")
+    assert not broken, broken[:20]
+    english = (site / "en" / "results" / "index.html").read_text(encoding="utf-8")
+    assert 'src="../../figures/bleu-by-length-translation.html"' in english
+    assert "Open in the app ↗" in english and "在应用中打开" not in english
+
+
+def test_search_index_has_chinese_words(site):
+    """jieba cut the Chinese text into words, so a search for 输入 or 局部注意力 finds pages."""
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    separator = re.compile(index["config"]["separator"])
+    pages = {}
+    for doc in index["docs"]:
+        for token in separator.split(doc["title"] + " " + doc["text"]):
+            pages.setdefault(token, set()).add(doc["location"].split("#")[0])
+    for word in ("输入", "局部注意力", "打分函数", "注意力"):
+        assert pages.get(word), word
+    assert any(p.startswith("en/") for p in pages["precision"])  # the English pages are indexed too
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve_under_docs(site: Path, tmp_path: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serve the site at /docs/ (as the app does), so every link must work under a prefix."""
+    (tmp_path / "docs").symlink_to(site, target_is_directory=True)
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/docs"
+
+
+MERMAID_DRAWN = ("() => [...document.querySelectorAll('article .mermaid')].every("
+                 "m => m.tagName === 'DIV' && !m.textContent.trim() && m.offsetHeight > 50)")
+"""Material draws each Mermaid diagram into a closed shadow root: the <pre> source becomes an empty, tall <div>."""
+IMAGES_LOADED = "() => [...document.querySelectorAll('article img')].every(i => i.complete && i.naturalWidth > 0)"
+
+
+def _check_page(page, html: str, path: str) -> None:
+    if "arithmatex" in html:
+        # every formula typeset, including those in closed <details> (exercise solutions)
+        page.wait_for_function("() => document.querySelector('article mjx-container')"
+                               " && !document.querySelector('article .arithmatex:not(:has(mjx-container))')",
+                               timeout=30_000)
+        body = page.locator("article").inner_text()
+        assert "$$" not in body and "\\(" not in body and "\\[" not in body, path
+    if 'class="mermaid"' in html:
+        page.wait_for_function(MERMAID_DRAWN, timeout=30_000)
+    page.wait_for_function(IMAGES_LOADED, timeout=30_000)
+    for i in range(page.locator("article iframe").count()):
+        frame = page.locator("article iframe").nth(i).element_handle().content_frame()
+        frame.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+
+
+def _switch_language(page, lang: str) -> None:
+    page.locator(".md-header__option .md-select").hover()
+    page.locator(f"a.md-select__link[hreflang={lang}]").click()
+    page.wait_for_load_state("load")
+
+
+def _search(page, query: str) -> list[str]:
+    """Type a query into Material's search box; the links of the results."""
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.fill(query)
+    box.press("End")  # a key press, as a person typing
+    page.wait_for_function(  # results, or the "none found" message (the other messages have no digit)
+        "() => { const m = document.querySelector('.md-search-result__meta');"
+        " return m && /\\d|没有|No matching/.test(m.textContent); }", timeout=30_000)
+    links = [a.get_attribute("href") for a in page.locator(".md-search-result__item > a").all()]
+    box.fill("")
+    page.keyboard.press("Escape")
+    return links
+
+
+def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(site, tmp_path):
     from playwright.sync_api import sync_playwright
 
     if not Path("/usr/bin/chromium").exists():
         pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    outside = []
+    pages = _pages(site)
+    server, base = _serve_under_docs(site, tmp_path)
+    origin = base.removesuffix("/docs")
+    outside, errors = [], []
+    start = time.monotonic()
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium",
                                         args=["--headless", "--no-sandbox", "--disable-gpu",
                                               "--disable-background-networking", "--disable-component-update"])
             page = browser.new_page(viewport={"width": 1280, "height": 2000})
-            page.on("request", lambda r: None if r.url.startswith((base, "data:", "blob:")) else outside.append(r.url))
-            for path, diagram in (("/theory/steps/", True), ("/theory/scores/", False)):
+            page.on("request", lambda r: None if r.url.startswith((base + "/", "data:", "blob:", "about:"))
+                    else outside.append(r.url))
+            page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+            for path in pages:
                 page.goto(base + path, wait_until="load")
-                page.wait_for_selector("mjx-container", timeout=30_000)
-                if diagram:  # Material draws Mermaid into a closed shadow root: the source text goes, a box stays
-                    page.wait_for_function(
-                        "() => { const m = document.querySelector('.mermaid');"
-                        " return m && !m.textContent.includes('flowchart') && m.offsetHeight > 100; }",
-                        timeout=30_000)
-                body = page.locator("article").inner_text()
-                assert "$$" not in body and "\\(" not in body and "\\[" not in body, path
+                _check_page(page, (site / path.strip("/") / "index.html").read_text(encoding="utf-8"), path)
+
+            # the language switch goes to the same page in the other language and back, home page included
+            for zh, en, title in (("/results/", "/en/results/", "Results"), ("/", "/en/", "Attention Lab")):
+                page.goto(base + zh, wait_until="load")
+                _switch_language(page, "en")
+                assert page.url == base + en and page.locator("html").get_attribute("lang") == "en"
+                assert page.locator("article h1").first.inner_text().replace("¶", "").strip() == title
+                _switch_language(page, "zh")
+                assert page.url == base + zh and page.locator("html").get_attribute("lang") == "zh"
+
+            # Chinese search finds words inside sentences; the English edition searches in English
+            page.goto(base + "/", wait_until="load")
+            assert _search(page, "输入"), "输入"
+            assert any("/theory/local/" in link for link in _search(page, "局部注意力"))
+            page.goto(base + "/en/quickstart/", wait_until="load")
+            assert _search(page, "precision")
+
             SCREENSHOTS.mkdir(exist_ok=True)
             page.goto(base + "/theory/steps/", wait_until="load")
             page.wait_for_selector("mjx-container", timeout=30_000)
@@ -70,4 +211,6 @@ def test_browser_renders_math_and_mermaid_without_leaving_the_site(site):
             browser.close()
     finally:
         server.shutdown()
-    assert not outside, outside
+    assert not outside, [url.replace(origin, "") for url in outside][:20]
+    assert not errors, errors
+    print(f"{len(pages)} pages in {time.monotonic() - start:.0f} s")
