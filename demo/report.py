@@ -13,6 +13,7 @@ models, and writes:
 * ``results/figures/alignment-<task>-<variant>.html`` and ``.png`` — fixed examples;
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
 * ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab;
+* ``results/figures/theory-*.html`` and ``.png`` — the theory pages' evidence (``demo.theory_figures``);
 * ``results/figures/app-links.json`` — for each figure, the app query that opens the app with the
   figure's input and settings (the docs put an "open in the app" link under every figure).
 """
@@ -32,6 +33,7 @@ from attention_core.metrics import MIN_BUCKET, bleu_by_length, paired_bootstrap
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
+from demo.theory_figures import theory_figure_links, write_theory_figures
 
 EXAMPLES = {
     "translation": "每次听到这首歌，都会让我回忆起自己年轻的时候。",
@@ -352,10 +354,15 @@ def figure_links(variants: dict[str, list[str]]) -> dict[str, str]:
 
 
 def write_figure_links(results: Path, registry: ModelRegistry) -> Path:
-    """Write ``results/figures/app-links.json`` (see [`figure_links`][demo.report.figure_links])."""
+    """Write ``results/figures/app-links.json``, the app query of every published figure.
+
+    The figures of [`figure_links`][demo.report.figure_links] and the theory pages'
+    (``demo.theory_figures.theory_figure_links``).
+    """
     variants = {task: [v for _, v in registry.variants(task)] for task in registry.models}
+    links = {**figure_links(variants), **theory_figure_links()}
     path = results / "figures" / "app-links.json"
-    atomic_write_text(path, json.dumps(figure_links(variants), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    atomic_write_text(path, json.dumps(links, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return path
 
 
@@ -451,5 +458,6 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
             stem = results / "figures" / f"alignment-{task}-{variant}"
             _write_figure(fig, stem)
             written.append(stem.with_suffix(".png"))
+    written += write_theory_figures(results, registry)
     written.append(write_figure_links(results, registry))
     return written

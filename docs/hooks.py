@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "results" / "figures"
 DEFAULT_APP_URL = "http://127.0.0.1:7860/"  # demo.links.DEFAULT_APP_URL (the hook runs without the package)
 FIGURE = re.compile(r'<(?:img|iframe)\b[^>]*\bsrc="(?P<src>(?:[^"]*/)?figures/(?P<stem>[\w.-]+?)\.(?P<ext>png|html))"'
-                    r'[^>]*>')
+                    r'[^>]*>(?:[^<]*</iframe>)?')  # an iframe with its closing tag: the link goes after it
 OPEN_IN_APP = {"en": "Open in the app ↗"}
 """The link's text by page language; the Chinese pages (and their fallbacks under /en/) keep both languages."""
 
