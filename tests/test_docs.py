@@ -19,8 +19,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
-TRANSLATED = ("", "quickstart", "cli", "results", "benchmarks", "guide/training", "guide/hub", "guide/space")
-"""Pages with an English file (``page.en.md``); the others fall back to the Chinese page under /en/."""
+THEORY = ("why", "steps", "scores", "qkv", "bahdanau-luong", "local", "masking", "decoding", "transformer")
+TRANSLATED = ("", "quickstart", "walkthrough", *(f"theory/{page}" for page in THEORY), "cli", "results", "benchmarks",
+              "guide/training", "guide/hub", "guide/space")
+"""Pages with an English file (``page.en.md``); the others (the API pages) fall back to the Chinese page under /en/."""
 NOT_PAGES = ("api", "assets", "figures", "search", "javascripts", "stylesheets", "images")
 
 
@@ -61,7 +63,10 @@ def test_english_edition_has_every_page(site):
     chinese = {p for p in pages if not p.startswith("/en/")}
     assert {"/en" + p for p in chinese} == {p for p in pages if p.startswith("/en/")}
     for md in ROOT.joinpath("docs").rglob("*.en.md"):  # every English page translates a Chinese one
-        assert md.with_name(md.name.replace(".en.md", ".md")).is_file(), md
+        chinese = md.with_name(md.name.replace(".en.md", ".md"))
+        assert chinese.is_file(), md
+        for anchor in re.findall(r"\{ #([\w-]+) \}", chinese.read_text(encoding="utf-8")):  # links point to these
+            assert "{ #" + anchor + " }" in md.read_text(encoding="utf-8"), (md.name, anchor)
     for path in TRANSLATED:
         html = (site / "en" / path / "index.html").read_text(encoding="utf-8")
         assert '<html lang="en"' in html, path
@@ -72,7 +77,10 @@ def test_english_edition_has_every_page(site):
     assert "attention_core.attention.attention" in api and '<html lang="en"' in api
     home = (site / "en" / "index.html").read_text(encoding="utf-8")
     assert 'href="api/scores/#attention_core.scores"' in home  # /en/api/…: cross-references stay in their edition
-    assert (site / "en" / "theory" / "why" / "index.html").is_file()  # not translated yet: the Chinese page
+    for page in THEORY:  # the English theory pages end with the English exercises
+        html = (site / "en" / "theory" / page / "index.html").read_text(encoding="utf-8")
+        assert '<h2 id="exercises">Exercises' in html and "<summary>Solution</summary>" in html, page
+        assert "练习" not in html and "答案" not in html, page
 
 
 def test_every_local_link_and_figure_resolves(site):

@@ -3,6 +3,9 @@
 Each ```python block must be followed by an output block (```text, or ```diff for a printed diff) holding
 exactly what the block prints. Whitespace is normalised; a decimal number may differ by one unit in its
 last printed digit (a different CPU's kernels may round the other way), every other character must match.
+
+The English edition (docs/walkthrough.en.md) translates the prose only: its fenced blocks (code, comments and printed
+output) are byte for byte the Chinese page's, so it shows the same program and the same output without running again.
 """
 
 import contextlib
@@ -17,8 +20,10 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "walkthrough.md"
+ENGLISH = ROOT / "docs" / "walkthrough.en.md"
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 OUTPUT_LANGS = ("text", "diff")
 
 
@@ -88,6 +93,11 @@ def page_text() -> str:
     return PAGE.read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def english_text() -> str:
+    return ENGLISH.read_text(encoding="utf-8")
+
+
 def test_every_block_prints_what_the_page_shows(page_text):
     results = run_page(page_text)
     assert len(results) >= 15
@@ -105,7 +115,9 @@ def test_the_comparison_is_strict_about_everything_but_the_last_digit():
     assert not same_output("a b", "a b c")
 
 
-def test_the_page_covers_every_stage_and_concept(page_text):
+@pytest.mark.parametrize("edition", ["zh", "en"])
+def test_the_page_covers_every_stage_and_concept(edition, page_text, english_text):
+    page_text = page_text if edition == "zh" else english_text
     for needle in ("embedding", "bidirectional", "bridge", "prepare", "h_t", "e_{t,s}", "\\alpha_{t,s}", "c_t",
                    "\\tilde h_t", "logits", "teacher forcing", "C_t = \\bar h_t", "```diff", "BLEU",
                    "brevity penalty", "sacrebleu.corpus_bleu", "attention_core/training.py"):
@@ -127,3 +139,21 @@ def test_the_diff_is_the_decoders_own_code(page_text):
             assert line[1:].strip() in new, line
         elif line.strip():
             assert line.strip() in old and line.strip() in new, line
+
+
+def test_the_english_page_shows_the_same_program_and_output(page_text, english_text):
+    """Every fenced block (python, its printed output, the diff) is the Chinese page's, in the same order."""
+    chinese = [(lang, body) for lang, body, _ in page_blocks(page_text)]
+    english = [(lang, body) for lang, body, _ in page_blocks(english_text)]
+    assert len(english) == len(chinese)
+    for i, (zh, en) in enumerate(zip(chinese, english)):
+        assert en == zh, f"walkthrough.en.md block {i + 1} ({en[0]}) differs from the Chinese page's"
+    assert len(program(english_text)) == len(program(page_text))  # each output right after its code, no prose between
+
+
+def test_the_english_page_has_english_headings_and_anchors(page_text, english_text):
+    prose = FENCE.sub("", english_text)  # a "# comment" inside a code block is no heading
+    headings = re.findall(r"^#+ (.*)$", prose, flags=re.M)
+    assert headings and not [h for h in headings if CJK.search(h)]
+    for anchor in re.findall(r"\{ #([\w-]+) \}", page_text):  # explicit anchors that links point to
+        assert "{ #" + anchor + " }" in english_text, anchor
