@@ -234,7 +234,11 @@ def side_by_side(panels: Sequence[go.Figure], titles: Sequence[str], title: str,
     fig.update_annotations(font=dict(size=12))
     height = max(p.layout.height or 400 for p in panels)
     fig.update_layout(
-        title=dict(text=title, x=0.5, xanchor="center"), height=height + 40, font=FONT,
+        # a long title wraps once, at its first " · ": the pages embed the figure in a narrow column
+        title=dict(text=title.replace(" · ", "<br>", 1) if len(title) > 60 and "<br>" not in title else title,
+                   x=0.5, xanchor="center",
+                   font=dict(size=15)),
+        height=height + 40, font=FONT,
         margin=dict(l=60, r=40, t=130, b=110), showlegend=bool(legend_names - {None}),
         legend=dict(orientation="h", y=-0.16, yanchor="top", x=0.5, xanchor="center"),
     )
