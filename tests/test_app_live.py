@@ -208,13 +208,13 @@ def test_browser_the_app_as_a_lab(app_url):
 
         # Enter submits; Shift+Enter is a new line
         box = page.locator("#translation-input textarea")
-        box.fill("每次听到这首歌")
+        box.fill("我们每天早上七点吃早饭。")
         box.press("Shift+Enter")
-        assert box.input_value() == "每次听到这首歌\n"
-        box.fill("每次听到这首歌，都会让我回忆起自己年轻的时候。")
+        assert box.input_value() == "我们每天早上七点吃早饭。\n"
+        box.fill("我们每天早上七点吃早饭。")
         started = time.perf_counter()
         box.press("Enter")
-        _output(page, "translation-output")
+        assert "seven" in _output(page, "translation-output")
         page.locator("#translation-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
         print(f"first heatmap {time.perf_counter() - started:.2f} s after Enter")
         assert not _covered_titles(page)
