@@ -33,33 +33,20 @@ class DocsSite:
     """An ASGI app serving a built mkdocs site, building it first if needed.
 
     Args:
-        folder: The built site (``index.html`` at its top).
-        build: Build the site in the background when ``folder`` has none.
+        folder: The built site (``index.html`` at its top); built there in the background when missing.
     """
 
-    def __init__(self, folder: str | Path = DEFAULT_SITE, build: bool = True) -> None:
+    def __init__(self, folder: str | Path = DEFAULT_SITE) -> None:
         self.folder = Path(folder)
         self.error: str | None = None
         self._static: StaticFiles | None = None
-        self._thread: threading.Thread | None = None
-        if self.ready:
-            return
-        if build:
-            self._thread = threading.Thread(target=self._build, name="docs-build", daemon=True)
-            self._thread.start()
-        else:
-            self.error = f"no built site in {self.folder}: run `mkdocs build -d {self.folder}`"
+        if not self.ready:
+            threading.Thread(target=self._build, name="docs-build", daemon=True).start()
 
     @property
     def ready(self) -> bool:
         """Whether the built site is there."""
         return (self.folder / "index.html").is_file()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background build; returns whether the site is ready."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self.ready
 
     def _build(self) -> None:
         """Build into a temporary folder beside the target, then rename it into place.

@@ -5,8 +5,9 @@
   ``ATTENTION_LAB_DOCS_URL`` to link to a site hosted elsewhere instead.
 * Docs → app: every figure in the docs has an "open in the app" link whose URL query carries the
   figure's input and settings; the app reads the query on load ([`parse_query`][demo.links.parse_query]),
-  fills the tab and runs it. The docs build writes links against ``ATTENTION_LAB_APP_URL`` (default
-  ``http://127.0.0.1:7860/``, a local ``python app.py``; the site the app serves itself uses ``/``).
+  fills the tab and runs it. The docs build (``docs/hooks.py``) writes links against
+  ``ATTENTION_LAB_APP_URL`` (default ``http://127.0.0.1:7860/``, a local ``python app.py``; the site the
+  app serves itself uses ``/``).
 
 The query: ``tab`` (``translation``, ``couplet``, ``compare`` or ``live``), ``text``, and per control
 ``variant``, ``window``, ``hard``, ``beam`` (Compare: ``task``, and each control with an ``a_`` or ``b_``
@@ -20,8 +21,6 @@ from collections.abc import Mapping
 from urllib.parse import urlencode
 
 DOCS_URL_ENV = "ATTENTION_LAB_DOCS_URL"
-APP_URL_ENV = "ATTENTION_LAB_APP_URL"
-DEFAULT_APP_URL = "http://127.0.0.1:7860/"
 TABS = ("translation", "couplet", "compare", "live")
 """Tab ids, also the values of the ``tab`` query parameter."""
 
@@ -48,11 +47,6 @@ def docs_link(page: str, anchor: str = "", text: str = "docs 文档") -> str:
     True
     """
     return f'<a href="{docs_href(page, anchor)}" target="_blank" rel="noopener">{text} ↗</a>'
-
-
-def app_url() -> str:
-    """The app's address for links written into the docs (``ATTENTION_LAB_APP_URL``)."""
-    return os.environ.get(APP_URL_ENV, "") or DEFAULT_APP_URL
 
 
 def app_query(tab: str, **params: object) -> str:

@@ -407,24 +407,22 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
         updates += _restored(live.controls, query.get("live", {}) if tab == "live" else {})
         return updates
 
+    def run_if_asked(tab: str, handler: Callable, outputs: list) -> Callable:
+        """``handler`` when the query opens ``tab`` with a text, else no update."""
+        def run(request: gr.Request, *values: object):
+            query = parse_query(dict(request.query_params) if request else {})
+            if query.get("tab") != tab or not query.get("text"):
+                return tuple(gr.skip() for _ in outputs)
+            return handler(*values)
+        return run
+
     loaded = app.load(restore, None, targets, api_visibility="private", queue=False)
     for name, task_tab in task_tabs.items():
-        def auto(request: gr.Request, *values: object, name: str = name, task_tab: TaskTab = task_tab):
-            query = parse_query(dict(request.query_params) if request else {})
-            if query.get("tab") != name or not query.get("text"):
-                return tuple(gr.skip() for _ in task_tab.outputs)
-            return task_tab.handler(*values)
-
-        loaded.then(auto, [task_tab.text, *task_tab.controls.values(), task_tab.pieces], task_tab.outputs,
+        loaded.then(run_if_asked(name, task_tab.handler, task_tab.outputs),
+                    [task_tab.text, *task_tab.controls.values(), task_tab.pieces], task_tab.outputs,
                     api_visibility="private")
-
-    def auto_compare(request: gr.Request, *values: object):
-        query = parse_query(dict(request.query_params) if request else {})
-        if query.get("tab") != "compare" or not query.get("text"):
-            return tuple(gr.skip() for _ in compare_tab.outputs)
-        return compare_tab.handler(*values)
-
-    loaded.then(auto_compare, [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values()],
+    loaded.then(run_if_asked("compare", compare_tab.handler, compare_tab.outputs),
+                [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values()],
                 compare_tab.outputs, api_visibility="private")
 
 

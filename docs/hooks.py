@@ -29,7 +29,7 @@ from mkdocs.utils import get_relative_url
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "results" / "figures"
-DEFAULT_APP_URL = "http://127.0.0.1:7860/"  # demo.links.DEFAULT_APP_URL (the hook runs without the package)
+DEFAULT_APP_URL = "http://127.0.0.1:7860/"  # a local `python app.py`; ATTENTION_LAB_APP_URL overrides it
 FIGURE = re.compile(r'<(?:img|iframe)\b[^>]*\bsrc="(?P<src>(?:[^"]*/)?figures/(?P<stem>[\w.-]+?)\.(?P<ext>png|html))"'
                     r'[^>]*>(?:[^<]*</iframe>)?')  # an iframe with its closing tag: the link goes after it
 OPEN_IN_APP = {"en": "Open in the app ↗"}

@@ -4,7 +4,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 from urllib.parse import parse_qsl
 
 import pytest
@@ -118,19 +117,24 @@ def test_every_live_setting_error_is_bilingual():
                                                                          for ch in message), message
 
 
-def test_help_is_fast_and_names_every_environment_variable():
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--help"], capture_output=True, text=True,
-                          timeout=60)
-    seconds = time.perf_counter() - started
-    assert done.returncode == 0
+def test_help_names_every_environment_variable_without_loading_the_heavy_libraries():
+    # --help used to take 10 s because PyTorch and Gradio were imported before the options were read
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['app.py', '--help']\n"
+             "try:\n"
+             f"    runpy.run_path({str(ROOT / 'app.py')!r}, run_name='__main__')\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "print('LOADED', sorted({'torch', 'gradio', 'plotly'} & set(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
     for option, variable in (("--host", "ATTENTION_LAB_HOST"), ("--port", "ATTENTION_LAB_PORT"),
                              ("--share", "ATTENTION_LAB_SHARE"), ("--hub-repo", "ATTENTION_LAB_HUB_REPO"),
                              ("--models", "ATTENTION_LAB_MODELS"), ("--docs", "ATTENTION_LAB_DOCS_DIR"),
                              ("--device", "ATTENTION_LAB_DEVICE")):
         assert option in done.stdout and variable in done.stdout, option
     assert "ATTENTION_LAB_DOCS_URL" in done.stdout
-    assert seconds < 2.0, f"--help took {seconds:.1f} s: something heavy is imported before the options are read"
+    assert "LOADED []" in done.stdout, done.stdout[-200:]
 
 
 def test_busy_port_is_one_clear_line():
