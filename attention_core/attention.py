@@ -64,7 +64,8 @@ def attention(
     Args:
         scores: Raw scores, shape ``(B, T, S)``.
         values: Values to average (the encoder outputs), shape ``(B, S, H)``.
-        mask: ``True`` for real source tokens, ``False`` for padding, shape ``(B, S)``.
+        mask: ``True`` for keys a query may attend to: shape ``(B, S)`` (real source tokens, the
+            same for every query) or ``(B, T, S)`` (a mask per query, e.g. a causal one).
         window: Optional local window; ``None`` attends globally.
         hard: Replace the softmax by a one-hot vector at its argmax (hard attention; not
             differentiable, so use it at decode time only).
@@ -85,13 +86,14 @@ def attention(
         [[[0.0, 1.0, 0.0]]]
     """
     B, T, S = scores.shape
-    valid = mask[:, None, :].expand(B, T, S)
+    allowed = mask[:, None, :].expand(B, T, S) if mask.dim() == 2 else mask  # (B, T, S)
+    valid = allowed
     if window is not None:
         positions = torch.arange(S, device=scores.device, dtype=torch.float32)
         distance = positions.view(1, 1, S) - window.centre.float().unsqueeze(-1)  # (B, T, S)
         valid = valid & (distance.abs() <= window.half_width)
         # a window over padding only keeps the real key nearest its centre (no row is left empty)
-        far = distance.abs().masked_fill(~mask[:, None, :], float("inf"))  # (B, T, S)
+        far = distance.abs().masked_fill(~allowed, float("inf"))  # (B, T, S)
         nearest = F.one_hot(far.argmin(dim=-1), S).bool()  # (B, T, S)
         valid = torch.where(valid.any(dim=-1, keepdim=True), valid, nearest)
         if window.gaussian:
@@ -128,6 +130,11 @@ class MonotonicCentre(nn.Module):
         Returns:
             Centres, shape ``(B, T)``, inside ``[0, S − 1]``.
         """
+        return self.place(steps, src_lengths, tgt_lengths)
+
+    @staticmethod
+    def place(steps: Tensor, src_lengths: Tensor, tgt_lengths: Tensor) -> Tensor:
+        """``p_t = t · S / T`` for target positions ``steps`` ``(T,)``, as ``(B, T)`` in ``[0, S − 1]``."""
         S = src_lengths.float().unsqueeze(1)  # (B, 1)
         T = tgt_lengths.float().clamp(min=1).unsqueeze(1)  # (B, 1)
         centre = steps.float().unsqueeze(0) * S / T  # (B, T)

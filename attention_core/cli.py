@@ -19,6 +19,7 @@ from attention_core.config import RNN_TYPES
 from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
+from attention_core.transformer import TRANSFORMER
 from attention_core.evaluation import evaluate
 from attention_core.hub import HubError, ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
@@ -86,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default {DEFAULT_DATA})")
     p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
-    p.add_argument("--decoder", choices=list(DECODERS), default="luong")
+    p.add_argument("--decoder", choices=[*DECODERS, TRANSFORMER], default="luong",
+                   help="transformer: a Transformer encoder-decoder (use --score scaled_dot and --emb = --hidden)")
     p.add_argument("--score", choices=list(SCORES), default="general")
     p.add_argument("--attention", choices=list(CENTRES), default="global")
     p.add_argument("--window", type=int, default=None, help="half-width D for local attention")
@@ -94,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--emb", type=int, default=256)
     p.add_argument("--layers", type=int, default=1)
+    p.add_argument("--heads", type=int, default=4, help="Transformer attention heads")
+    p.add_argument("--ff-size", type=int, default=1024, help="Transformer feed-forward inner size")
     p.add_argument("--dropout", type=float, default=0.2)
     p.add_argument("--tie-embeddings", action="store_true", help="output layer reuses target embeddings")
     p.add_argument("--share-embeddings", action="store_true", help="one vocabulary and embedding (couplets)")
@@ -204,6 +208,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             hidden_size=args.hidden,
             emb_size=args.emb,
             num_layers=args.layers,
+            heads=args.heads,
+            ff_size=args.ff_size,
             dropout=args.dropout,
             tie_embeddings=args.tie_embeddings,
             share_embeddings=args.share_embeddings,

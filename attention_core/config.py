@@ -15,6 +15,8 @@ LIMITS: dict[str, tuple[float, float]] = {
     "emb_size": (1, 8192),
     "hidden_size": (1, 8192),
     "num_layers": (1, 16),
+    "heads": (1, 64),
+    "ff_size": (1, 65536),
     "window": (1, 1024),
     "length_ratio": (1e-3, 100.0),
 }
@@ -22,7 +24,7 @@ LIMITS: dict[str, tuple[float, float]] = {
 config from an untrusted model folder from asking for absurd sizes (the hub also checks the total
 size of the weights before allocating them)."""
 
-_INTS = ("src_vocab_size", "tgt_vocab_size", "emb_size", "hidden_size", "num_layers",
+_INTS = ("src_vocab_size", "tgt_vocab_size", "emb_size", "hidden_size", "num_layers", "heads", "ff_size",
          "pad_id", "unk_id", "bos_id", "eos_id")
 _STRS = ("decoder", "score", "attention", "rnn")
 _BOOLS = ("tie_embeddings", "share_embeddings")
@@ -36,14 +38,20 @@ class ModelConfig:
     Attributes:
         src_vocab_size: Source vocabulary size.
         tgt_vocab_size: Target vocabulary size.
-        decoder: ``bahdanau``, ``luong`` or ``none`` (see ``attention_core.decoder.DECODERS``).
+        decoder: ``bahdanau``, ``luong`` or ``none`` (see ``attention_core.decoder.DECODERS``), or
+            ``transformer`` for a Transformer encoder–decoder
+            ([`attention_core.transformer`][attention_core.transformer]), which then uses
+            ``score="scaled_dot"``, global attention, ``emb_size == hidden_size`` (``d_model``),
+            ``heads`` and ``ff_size``; ``rnn`` does not apply to it.
         score: ``dot``, ``scaled_dot``, ``general`` or ``concat`` (``attention_core.scores.SCORES``).
         attention: ``global``, ``local-m`` or ``local-p`` (``attention_core.attention.CENTRES``).
         window: Half-width ``D`` of the local window; required for local modes, ``None`` for global.
         emb_size: Embedding size (source and target).
         hidden_size: Hidden size of the decoder and of each encoder direction; the encoder's
             concatenated ``2 · hidden_size`` outputs are projected back to ``hidden_size``.
-        num_layers: RNN layers in encoder and decoder.
+        num_layers: RNN layers (or Transformer layers) in encoder and decoder.
+        heads: Transformer attention heads (must divide ``hidden_size``).
+        ff_size: Inner size of the Transformer's feed-forward sublayers.
         rnn: ``lstm`` or ``gru``.
         dropout: Dropout on embeddings, between RNN layers and on decoder outputs.
         length_ratio: Mean target/source length ratio, used to place local-m windows at decode time.
@@ -66,6 +74,8 @@ class ModelConfig:
     emb_size: int = 256
     hidden_size: int = 256
     num_layers: int = 1
+    heads: int = 4
+    ff_size: int = 1024
     rnn: str = "lstm"
     dropout: float = 0.2
     length_ratio: float = 1.0
@@ -85,13 +95,14 @@ class ModelConfig:
         from attention_core.attention import CENTRES
         from attention_core.decoder import DECODERS
         from attention_core.scores import SCORES
+        from attention_core.transformer import TRANSFORMER
 
         def check(name: str, value: str, valid: Any) -> None:
             if value not in valid:
                 raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
 
         self._check_types()
-        check("decoder", self.decoder, DECODERS)
+        check("decoder", self.decoder, [*DECODERS, TRANSFORMER])
         check("score", self.score, SCORES)
         check("attention mode", self.attention, CENTRES)
         check("rnn", self.rnn, RNN_TYPES)
@@ -106,6 +117,8 @@ class ModelConfig:
                 raise ValueError("a global model takes no window; use attention='local-m' or 'local-p'")
         elif self.window is None:
             raise ValueError(f"attention={self.attention!r} needs a window D >= 1, got {self.window}")
+        if self.decoder == TRANSFORMER:
+            self._check_transformer()
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError("share_embeddings needs one vocabulary (equal source and target sizes)")
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
@@ -116,6 +129,17 @@ class ModelConfig:
             raise ValueError(f"pad_id, unk_id, bos_id and eos_id must differ, got "
                              f"{[getattr(self, name) for name in _SPECIAL_IDS]}")
         return self
+
+    def _check_transformer(self) -> None:
+        """The fields a Transformer fixes: scaled-dot global attention, ``d_model`` split into heads."""
+        if self.score != "scaled_dot" or self.attention != "global":
+            raise ValueError("a Transformer attends with score='scaled_dot' and attention='global', got "
+                             f"score={self.score!r}, attention={self.attention!r}")
+        if self.emb_size != self.hidden_size:
+            raise ValueError(f"a Transformer needs emb_size == hidden_size (d_model), got {self.emb_size} "
+                             f"and {self.hidden_size}")
+        if self.hidden_size % self.heads:
+            raise ValueError(f"heads ({self.heads}) must divide hidden_size ({self.hidden_size})")
 
     def _check_types(self) -> None:
         """Raise ``ValueError`` naming the first field whose JSON type is wrong (``"8"``, ``8.7``, ``true``)."""

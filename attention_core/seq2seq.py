@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import Literal
 
 import torch
 from torch import Tensor, nn
@@ -14,26 +12,10 @@ from attention_core.config import ModelConfig
 from attention_core.decoder import DECODERS, Decoder, DecoderState, Memory
 from attention_core.encoder import Encoder
 from attention_core.scores import build_score
+from attention_core.step import ModelStep, WindowArg
+from attention_core.transformer import TRANSFORMER, Transformer, build_transformer
 
-WindowArg = int | None | Literal["config"]
-"""A window override: a half-width ``D``, ``None`` for global attention, or ``"config"``."""
-
-
-@dataclass
-class ModelStep:
-    """One step of [`Seq2Seq.step`][attention_core.seq2seq.Seq2Seq.step].
-
-    Attributes:
-        logits: Vocabulary scores, shape ``(B, V)``.
-        state: New decoder state.
-        weights: Attention weights, shape ``(B, S)``.
-        centre: Window centres ``(B,)`` or ``None``.
-    """
-
-    logits: Tensor
-    state: DecoderState
-    weights: Tensor
-    centre: Tensor | None
+__all__ = ["ModelStep", "Seq2Seq", "Transformer", "WindowArg", "build_model"]
 
 
 class Seq2Seq(nn.Module):
@@ -196,8 +178,11 @@ class Seq2Seq(nn.Module):
         return self.project(hidden), torch.stack(weights, dim=1)
 
 
-def build_model(cfg: ModelConfig) -> Seq2Seq:
+def build_model(cfg: ModelConfig) -> Seq2Seq | Transformer:
     """Wire an encoder, a decoder and its attention from a config.
+
+    ``decoder="transformer"`` builds a [`Transformer`][attention_core.transformer.Transformer]
+    instead; it has the same ``encode``/``step``/``forward`` interface.
 
     Args:
         cfg: The model config; validated here.
@@ -213,6 +198,8 @@ def build_model(cfg: ModelConfig) -> Seq2Seq:
         ('LuongDecoder', 'ConcatScore')
     """
     cfg.validate()
+    if cfg.decoder == TRANSFORMER:
+        return build_transformer(cfg)
     H = cfg.hidden_size
     encoder = Encoder(
         cfg.src_vocab_size,

@@ -88,7 +88,8 @@ def test_local_p_model_window_none_means_global():
 @pytest.mark.parametrize(
     "bad,match",
     [
-        (dict(decoder="transformer"), "bahdanau"),
+        (dict(decoder="rnnsearch"), "bahdanau"),
+        (dict(decoder="transformer"), "scaled_dot"),
         (dict(score="cosine"), "scaled_dot"),
         (dict(attention="local-x"), "local-p"),
         (dict(attention="local-p", window=None), "window"),
