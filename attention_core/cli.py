@@ -19,13 +19,13 @@ from attention_core.config import RNN_TYPES
 from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
-from attention_core.transformer import TRANSFORMER
 from attention_core.evaluation import evaluate
 from attention_core.hub import HubError, ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
 from attention_core.training import TrainConfig, TrainError, fit, pick_device
+from attention_core.transformer import TRANSFORMER
 
 DEFAULT_DATA = "../shared/data"
 
