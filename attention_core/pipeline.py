@@ -16,6 +16,7 @@ from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
 from attention_core.subword import word_spans
 from attention_core.text import has_chinese, split_sentences
+from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
 
 SENTENCE_TOKENS = 100
@@ -207,6 +208,31 @@ class Translator:
                     "split it with punctuation (。！？ between sentences, ，between clauses) or shorten it"
                 )
         return self.translate(merged, **options)
+
+    def attention_maps(self, output: Output, window: WindowArg = "config", hard: bool = False) -> AttentionMaps | None:
+        """Every layer's and head's attention behind one Transformer output (``None`` for an RNN model).
+
+        The rows line up with ``output.weights`` (``output.row_labels``); the maps of the last layer,
+        averaged over heads, are ``output.weights`` itself.
+
+        Args:
+            output: An output of [`translate`][attention_core.pipeline.Translator.translate].
+            window: The window it was decoded with.
+            hard: Whether it was decoded with hard attention.
+
+        Returns:
+            Maps of one sentence, batch dimension removed: ``encoder`` ``(L, h, S, S)``,
+            ``decoder`` ``(L, h, T, T)``, ``cross`` ``(L, h, T, S)``; ``None`` for a model without them.
+        """
+        if not isinstance(self.model, Transformer):
+            return None
+        ids = self.tgt_vocab.encode(output.tokens)
+        inputs = [self.tgt_vocab.bos_id] + (ids if output.finished else ids[:-1])  # one per weight row
+        src = torch.tensor([self.src_vocab.encode(output.source_tokens)], device=self.device)
+        tgt = torch.tensor([inputs], device=self.device)
+        self.model.eval()
+        maps = self.model.attention_maps(src, torch.tensor([src.size(1)]), tgt, window, hard)
+        return AttentionMaps(*(m[0].float().cpu() for m in (maps.encoder, maps.decoder, maps.cross)))
 
     def translate(
         self,

@@ -211,3 +211,47 @@ def test_constraint_follows_reordered_beams():
     a, b = ([translator.tgt_vocab.itos[i] for i in h.tokens] for h in hyps)
     assert a[0] == a[1] and a[2] == a[3] and a[0] != a[2]
     assert b[0] == b[2] and b[1] == b[3] and b[0] != b[1]
+
+
+def test_push_then_pull_through_a_local_hub_server(tmp_path):
+    """A Transformer folder goes up with ``push`` and comes back with ``from_pretrained``, tensor for tensor."""
+    import os
+    import subprocess
+    import sys
+
+    from hub_server import serve
+
+    translator = _translator()
+    save_pretrained(translator, tmp_path / "model")
+    server, endpoint = serve(tmp_path / "repos", tokens=frozenset({"secret"}))
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
+           "HF_TOKEN": "secret", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+           "HF_HUB_ETAG_TIMEOUT": "5", "HF_HUB_DOWNLOAD_TIMEOUT": "5"}
+    code = (
+        "import sys, torch; from attention_core.hub import push, from_pretrained, save_pretrained\n"
+        "push(sys.argv[1], 'lab/transformer')\n"
+        "t = from_pretrained('lab/transformer')\n"
+        "save_pretrained(t, sys.argv[2])\n"
+        "print(type(t.model).__name__, t.translate(['春风夏雨'], beam_size=3)[0].text)\n"
+    )
+    try:
+        result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "model"), str(tmp_path / "back")],
+                                env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["Transformer", translator.translate(["春风夏雨"], beam_size=3)[0].text]
+    back = load_folder(tmp_path / "back").model.state_dict()
+    for name, tensor in translator.model.state_dict().items():
+        assert torch.equal(back[name], tensor), name
+
+
+def test_the_maps_of_an_output_line_up_with_its_weights():
+    translator = _translator()
+    for beam, hard in ((1, False), (3, False), (1, True)):
+        out = translator.translate(["春风夏雨秋"], beam_size=beam, hard=hard)[0]
+        maps = translator.attention_maps(out, hard=hard)
+        T, S = out.weights.shape
+        assert maps.cross.shape == (2, 4, T, S) and maps.decoder.shape == (2, 4, T, T)
+        assert maps.encoder.shape == (2, 4, S, S)
+        torch.testing.assert_close(maps.cross[-1].mean(0), out.weights)  # the heatmap is the last layer's mean
