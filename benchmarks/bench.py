@@ -72,8 +72,8 @@ SUMMARY_KEYS = {
 
 
 def _ours(variant: dict, src_vocab: int, tgt_vocab: int):
-    cfg = ModelConfig(src_vocab_size=src_vocab, tgt_vocab_size=tgt_vocab, emb_size=EMB, hidden_size=HIDDEN,
-                      dropout=0.0, **variant)
+    sizes = {"emb_size": EMB, "hidden_size": HIDDEN, "dropout": 0.0}  # the Transformer brings its own sizes
+    cfg = ModelConfig(src_vocab_size=src_vocab, tgt_vocab_size=tgt_vocab, **{**sizes, **variant, "dropout": 0.0})
     return build_model(cfg)
 
 
