@@ -24,6 +24,7 @@ from attention_core.evaluation import evaluate
 from attention_core.hub import atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.training import TrainConfig, build_vocabs, fit
+from attention_core.transformer import TRANSFORMER
 
 VARIANTS: dict[str, dict] = {
     "none": dict(decoder="none"),
@@ -130,6 +131,15 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
     )
     language = "zh\n- en" if task == "translation" else "zh"
     window = f" (window D = {cfg.window})" if cfg.window else ""
+    architecture = "transformer" if cfg.decoder == TRANSFORMER else "rnn"
+    if cfg.decoder == TRANSFORMER:
+        what = (f"A Transformer encoder–decoder from Attention Lab ({cfg.num_layers} + {cfg.num_layers} layers, "
+                f"d_model {cfg.hidden_size}, {cfg.heads} heads, feed-forward {cfg.ff_size}, pre-LayerNorm,\n"
+                "sinusoidal positions, multi-head scaled dot-product attention),")
+    else:
+        what = (f"A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,\n"
+                f"decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`{window},\n"
+                f"hidden {cfg.hidden_size}, embeddings {cfg.emb_size},")
     rules = ""
     if task == "couplet":
         keys = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
@@ -149,15 +159,13 @@ library_name: attention-lab
 tags:
 - seq2seq
 - attention
-- rnn
+- {architecture}
 - {task}
 ---
 
 # Attention Lab — {task} — `{variant}`
 
-A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,
-decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`{window},
-hidden {cfg.hidden_size}, embeddings {cfg.emb_size},
+{what}
 {params / 1e6:.2f} M parameters, weights stored in float16.
 {_subword_line(translator)}
 ## Data and license
