@@ -14,6 +14,8 @@ models, and writes:
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
 * ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab;
 * ``results/figures/theory-*.html`` and ``.png`` — the theory pages' evidence (``demo.theory_figures``);
+* ``results/figures/transformer-*.html`` and ``.png`` — the Transformer page's figures
+  (``demo.transformer_figures``; skipped when no Transformer is bundled);
 * ``results/figures/app-links.json`` — for each figure, the app query that opens the app with the
   figure's input and settings (the docs put an "open in the app" link under every figure).
 """
@@ -34,6 +36,7 @@ from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
 from demo.theory_figures import theory_figure_links, write_theory_figures
+from demo.transformer_figures import transformer_figure_links, write_transformer_figures
 
 EXAMPLES = {
     "translation": "每次听到这首歌，都会让我回忆起自己年轻的时候。",
@@ -356,11 +359,12 @@ def figure_links(variants: dict[str, list[str]]) -> dict[str, str]:
 def write_figure_links(results: Path, registry: ModelRegistry) -> Path:
     """Write ``results/figures/app-links.json``, the app query of every published figure.
 
-    The figures of [`figure_links`][demo.report.figure_links] and the theory pages'
-    (``demo.theory_figures.theory_figure_links``).
+    The figures of [`figure_links`][demo.report.figure_links], the theory pages'
+    (``demo.theory_figures.theory_figure_links``) and the Transformer page's
+    (``demo.transformer_figures.transformer_figure_links``).
     """
     variants = {task: [v for _, v in registry.variants(task)] for task in registry.models}
-    links = {**figure_links(variants), **theory_figure_links()}
+    links = {**figure_links(variants), **theory_figure_links(), **transformer_figure_links()}
     path = results / "figures" / "app-links.json"
     atomic_write_text(path, json.dumps(links, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return path
@@ -459,5 +463,6 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
             _write_figure(fig, stem)
             written.append(stem.with_suffix(".png"))
     written += write_theory_figures(results, registry)
+    written += write_transformer_figures(results, registry, data)
     written.append(write_figure_links(results, registry))
     return written
