@@ -3,6 +3,11 @@
 They validate input and raise ``gr.Error`` with a message in Chinese and English; decoding runs
 under ``torch.inference_mode()`` through the library's one generation path
 (``Translator.translate``).
+
+A Transformer's outputs also carry every layer's and head's attention
+([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]), kept in the
+per-sentence state, so choosing another layer or head re-plots without decoding again
+([`attention_view`][demo.handlers.attention_view]).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from attention_core.couplet import CoupletRules
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
 from attention_core.subword import word_spans
 from attention_core.text import detokenize_chinese, has_chinese
+from attention_core.transformer import AttentionMaps
 from demo.links import docs_href
-from demo.models import VARIANT_LABELS, ModelRegistry
+from demo.models import ModelRegistry, variant_label
 from demo.plots import alignment_figure, entropy_figure, message_figure, step_figure
 
 MAX_CHARS = {"translation": 1000, "couplet": 64}
@@ -30,6 +36,12 @@ most ``SENTENCE_TOKENS`` tokens."""
 
 WINDOW_CHOICES = ["default", "global", *[str(d) for d in range(1, 11)]]
 """Window drop-down: the model's own, global, or a half-width D."""
+
+MEAN = "mean"
+"""The head choice that averages a layer's heads (with the last layer: the heatmap the decoder reported)."""
+DIGITS = 4
+"""Decimals kept of the Transformer's per-head maps in the state (a weight to 0.0001 is plenty for a heatmap)."""
+NO_ATTENTION = "No attention: the baseline has no alignment to show. 无注意力模型没有对齐。"
 
 
 @dataclass
@@ -76,7 +88,10 @@ class Result:
         figure: The alignment heatmap (or a message figure for the baseline).
         steps: The step-through view at step 1.
         info: A Markdown summary (escaped).
-        state: What the step slider needs (tokens, weights, window, centres).
+        state: What the step slider needs (tokens, weights, window, centres; a Transformer's maps).
+        encoder: A Transformer's encoder self-attention (``None`` for an RNN).
+        decoder: A Transformer's causal decoder self-attention (``None`` for an RNN).
+        view: The ``(layer, head)`` shown for a Transformer (see [`parse_view`][demo.handlers.parse_view]).
     """
 
     text: str
@@ -84,6 +99,9 @@ class Result:
     steps: go.Figure
     info: str
     state: dict = field(default_factory=dict)
+    encoder: go.Figure | None = None
+    decoder: go.Figure | None = None
+    view: tuple[int, str] | None = None
 
 
 def parse_window(value: str) -> int | None | str:
@@ -99,6 +117,89 @@ def parse_window(value: str) -> int | None | str:
     if not 1 <= d <= 10:
         raise gr.Error(f"窗口大小无效 / window must be 1–10, got {d}")
     return d
+
+
+def _number(value: object) -> int | None:
+    """A whole number from an int or a string of digits, else ``None`` (no bools, no floats)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def parse_view(layers: int, heads: int, layer: object = None, head: object = None) -> tuple[int, str]:
+    """Check a Transformer layer and head choice; ``None`` (or ``""``) picks the default view.
+
+    The default, the last layer's mean over heads, is the heatmap the decoder reported while decoding.
+
+    Args:
+        layers: ``L``, the model's layers.
+        heads: ``h``, its heads per layer.
+        layer: 1-based layer, ``1`` … ``L`` (an int or its digits).
+        head: 1-based head ``1`` … ``h`` or ``"mean"``.
+
+    Returns:
+        ``(layer, head)``: an int in ``1..L`` and ``"mean"`` or a head number as a string.
+
+    Raises:
+        gr.Error: If a value is not a number in range; the message names the range.
+
+    Examples:
+        >>> parse_view(2, 4)
+        (2, 'mean')
+        >>> parse_view(2, 4, "1", 3)
+        (1, '3')
+    """
+    number = layers if layer in (None, "") else _number(layer)
+    if number is None or not 1 <= number <= layers:
+        raise gr.Error(f"层无效 / invalid layer {layer!r}: this Transformer has {layers} layers, choose 1–{layers}")
+    if head in (None, "", MEAN):
+        return number, MEAN
+    index = _number(head)
+    if index is None or not 1 <= index <= heads:
+        raise gr.Error(f"注意力头无效 / invalid head {head!r}: this Transformer has {heads} heads, "
+                       f"choose 1–{heads} or mean")
+    return number, str(index)
+
+
+def view_choices(layers: int, heads: int) -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
+    """The layer and head selectors' choices for a Transformer of ``layers`` × ``heads``."""
+    return ([(str(n), n) for n in range(1, layers + 1)],
+            [("mean of heads 平均", MEAN), *[(str(k), str(k)) for k in range(1, heads + 1)]])
+
+
+def view_words(layers: int, heads: int, layer: int, head: str) -> str:
+    """``layer 层 2/2 · mean of 4 heads 平均`` or ``layer 层 1/2 · head 头 3/4``."""
+    shown = f"mean of {heads} heads 平均" if head == MEAN else f"head 头 {head}/{heads}"
+    return f"layer 层 {layer}/{layers} · {shown}"
+
+
+def check_view(registry: ModelRegistry, task: str, variant: str | None, wanted: dict) -> tuple[tuple[int, str] | None,
+                                                                                                 str | None]:
+    """A layer and head asked for by a URL query, checked against the variant it applies to.
+
+    Args:
+        registry: Loaded models.
+        task: ``translation`` or ``couplet``.
+        variant: The variant the query opens (its own or the tab's default).
+        wanted: ``{"layer": int, "head": "mean" | int}``, either optional (``demo.links.parse_view``).
+
+    Returns:
+        ``(view, problem)``: the checked ``(layer, head)``, or a message for the visitor; both ``None``
+        when nothing was asked.
+    """
+    if not wanted:
+        return None, None
+    shape = registry.transformer_shape(task, variant)
+    if shape is None:
+        asked = ", ".join(f"{key}={value}" for key, value in wanted.items())
+        return None, (f"{asked}: 层与注意力头只适用于 Transformer / layer and head apply only to the Transformer; "
+                      f"{variant!r} has a single attention map (add variant=transformer)")
+    try:
+        return parse_view(*shape, wanted.get("layer"), wanted.get("head")), None
+    except gr.Error as err:
+        return None, str(err.message)
 
 
 def validate_text(task: str, text: str | None) -> str:
@@ -127,9 +228,10 @@ def _rules_summary(settings: Settings) -> str:
     return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")
 
 
-def _controls_line(task: str, settings: Settings, window: int | None, has_attention: bool) -> str:
+def _controls_line(task: str, settings: Settings, window: int | None, model: torch.nn.Module) -> str:
     """The settings in force, saying which controls do not apply to this model or setting."""
-    label = html.escape(VARIANT_LABELS.get(settings.variant, settings.variant))
+    label = html.escape(variant_label(settings.variant, model))
+    has_attention = model.has_attention
     decoding = (f"beam {settings.beam_size} (ranked by log p ÷ length)" if settings.beam_size > 1
                 else "greedy 贪心 (beam 1)")
     parts = [f"**{label}**", decoding]
@@ -148,11 +250,16 @@ def _controls_line(task: str, settings: Settings, window: int | None, has_attent
 
 
 def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
-          seconds: float, window: int | None, has_attention: bool) -> str:
-    """The Markdown line under the output: settings, normalised input, score, time, and notes."""
+          seconds: float, window: int | None, model: torch.nn.Module) -> str:
+    """The Markdown line under the output: settings, normalised input, score, time, and notes.
+
+    A Transformer's view line (layer, head) is not part of it: [`attention_view`][demo.handlers.attention_view]
+    inserts it after the first line, for the layer and head on show.
+    """
     joiner = "" if task == "couplet" else " "
+    has_attention = model.has_attention
     lines = [
-        _controls_line(task, settings, window, has_attention),
+        _controls_line(task, settings, window, model),
         f"{len(outs)} sentences 句 · {seconds * 1000:.0f} ms" if len(outs) > 1 else f"{seconds * 1000:.0f} ms",
     ]
     for i, out in enumerate(outs, 1):
@@ -182,8 +289,27 @@ def _doc_link(page: str, anchor: str) -> str:
     return f" ([docs 文档 ↗]({docs_href(page, anchor)}))"  # Markdown: the info line carries no raw HTML
 
 
-def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str) -> dict:
-    """What the views need of one sentence: pieces and words with their rows, window and centres."""
+def _rounded(weights: torch.Tensor) -> list:
+    """Weights as nested lists of floats with ``DIGITS`` decimals (small, JSON-friendly state)."""
+    return weights.double().mul(10**DIGITS).round().div(10**DIGITS).tolist()
+
+
+def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str,
+                   maps: AttentionMaps | None = None) -> dict:
+    """What the views need of one sentence: pieces and words with their rows, window and centres.
+
+    Args:
+        out: One output.
+        model: The model that produced it.
+        window: The window argument it was decoded with.
+        maps: A Transformer's maps of this output
+            ([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]):
+            kept, rounded, as ``maps`` (``encoder`` ``(L, h, S, S)``, ``decoder`` ``(L, h, T, T)``,
+            ``cross`` ``(L, h, T, S)``), with ``layers`` = L and ``heads`` = h.
+
+    Returns:
+        A JSON-friendly dict.
+    """
     words, word_weights = out.word_rows()
     spans = word_spans(out.row_labels)
     centres = out.centres.tolist() if out.centres is not None else None
@@ -200,6 +326,10 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
         centres=centres,
         predicted=model.cfg.attention == "local-p",
         has_attention=model.has_attention,
+        maps=None if maps is None else {name: _rounded(getattr(maps, name))
+                                        for name in ("encoder", "decoder", "cross")},
+        layers=None if maps is None else maps.cross.size(0),
+        heads=None if maps is None else maps.cross.size(1),
     )
 
 
@@ -215,12 +345,183 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
                             title=title + " · words (pieces merged: mean of their rows and centres)")
 
 
-def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings, pieces: bool = False) -> Result:
+def _pick(maps: list, layer: int, head: str) -> list:
+    """One layer's head, or the mean of its heads, from nested ``(L, h, N, M)`` lists: ``(N, M)``."""
+    heads = torch.tensor(maps[layer - 1], dtype=torch.float64)  # (h, N, M)
+    return _rounded(heads.mean(dim=0) if head == MEAN else heads[int(head) - 1])
+
+
+def _merge(weights: list, groups: list[int], dim: int, reduce: str) -> list:
+    """Merge the rows (``dim=0``) or columns (``dim=1``) of ``weights`` ``(N, M)`` that share a group.
+
+    Args:
+        weights: The map, ``(N, M)``.
+        groups: The group of each row or column, numbered ``0, 1, …`` in order.
+        dim: 0 for rows, 1 for columns.
+        reduce: ``mean`` (a word's row: the mean of its pieces' rows) or ``sum`` (a word's column: the
+            weight on all its pieces), so rows stay distributions.
+
+    Returns:
+        The merged map.
+    """
+    values = torch.tensor(weights, dtype=torch.float64)
+    index = torch.tensor(groups)
+    shape = list(values.shape)
+    shape[dim] = int(index.max()) + 1
+    merged = values.new_zeros(shape).index_add_(dim, index, values)
+    if reduce == "mean":
+        counts = torch.bincount(index, minlength=shape[dim]).to(values)
+        merged = merged / (counts.unsqueeze(1) if dim == 0 else counts)
+    return _rounded(merged)
+
+
+def selected(sentence: dict, layer: int, head: str) -> dict:
+    """The sentence with its heatmap rows taken from one layer and head of a Transformer's cross-attention.
+
+    The default view (last layer, mean of heads) is the sentence itself: the weights the decoder reported.
+
+    Args:
+        sentence: A sentence of the state, with ``maps``.
+        layer: 1-based layer.
+        head: ``"mean"`` or a 1-based head number.
+
+    Returns:
+        The sentence with ``weights`` ``(T, S)`` and ``word_weights`` ``(W, S)`` of that view.
+    """
+    if layer == sentence["layers"] and head == MEAN:
+        return sentence
+    weights = _pick(sentence["maps"]["cross"], layer, head)
+    return {**sentence, "weights": weights, "word_weights": _merge(weights, sentence["word_of"], 0, "mean")}
+
+
+def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
+                           row: int | None = None) -> tuple[go.Figure, go.Figure]:
+    """A Transformer's encoder self-attention and causal decoder self-attention at one layer and head.
+
+    The decoder's position ``t`` reads the token written before it (``<bos>`` at ``t = 0``), so its keys
+    are labelled ``<bos>`` and the output shifted by one: row ``t`` sees only columns ``0 … t``. In the
+    word view (pieces merged, as in the heatmap) a word's row is the mean of its pieces' rows and a
+    word's column the sum of its pieces' columns, so every row still sums to 1.
+
+    Args:
+        sentence: A sentence of the state, with ``maps``.
+        layer: 1-based layer.
+        head: ``"mean"`` or a 1-based head number.
+        pieces: One row (and column) per subword piece instead of per word.
+        row: The decoding step (0-based) to outline in the decoder's map, or ``None``.
+
+    Returns:
+        ``(encoder figure (S × S), decoder figure (T × T, or words × words))``.
+    """
+    where = view_words(sentence["layers"], sentence["heads"], layer, head)
+    source = sentence["source"]
+    encoder = alignment_figure(source, source, _pick(sentence["maps"]["encoder"], layer, head),
+                               title=f"encoder self-attention 编码器自注意力 · {where}",
+                               x_title="key 键 (source 源)", y_title="query 查询 (source 源)")
+    decoder = _pick(sentence["maps"]["decoder"], layer, head)  # (T, T)
+    output = sentence["output"]
+    keys = ["<bos>", *output[:-1]]
+    rows, highlight = output, row
+    if not pieces and len(sentence["words"]) != len(output):
+        word_of = sentence["word_of"]
+        columns = [0, *[w + 1 for w in word_of[: len(output) - 1]]]  # <bos>, then each piece's word
+        decoder = _merge(_merge(decoder, columns, 1, "sum"), word_of, 0, "mean")
+        keys = ["<bos>", *sentence["words"][: columns[-1]]]
+        rows, highlight = sentence["words"], None if row is None else word_of[row]
+    figure = alignment_figure(keys, rows, decoder, highlight=highlight,
+                              title=f"decoder self-attention 解码器自注意力 · {where}",
+                              x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)")
+    return encoder, figure
+
+
+@dataclass
+class View:
+    """The figures and info line of one sentence at one step, layer and head.
+
+    Attributes:
+        heatmap: The alignment (a Transformer's encoder–decoder attention at the chosen layer and head).
+        bars: One step's weights as bars.
+        encoder: A Transformer's encoder self-attention, else ``None``.
+        decoder: A Transformer's decoder self-attention, else ``None``.
+        info: The info line, with the Transformer's layer and head.
+        view: The ``(layer, head)`` shown, for a Transformer.
+    """
+
+    heatmap: go.Figure
+    bars: go.Figure
+    encoder: go.Figure | None = None
+    decoder: go.Figure | None = None
+    info: str = ""
+    view: tuple[int, str] | None = None
+
+
+def _view_line(sentence: dict, layer: int, head: str) -> str:
+    """The info line of a Transformer: what the maps show and where a window applies."""
+    window = sentence["window"]
+    where = ("global 全局 (choose D for a local-m window on every cross-attention, at decode time)" if window is None
+             else f"local-m window D = {window} on every cross-attention (encoder–decoder), at decode time; "
+                  "self-attention is never windowed")
+    return (f"Transformer: {view_words(sentence['layers'], sentence['heads'], layer, head)} "
+            f"(the heatmap, encoder and decoder maps) · window 窗口: {where}")
+
+
+def attention_view(state: dict | None, step: int | None = None, pieces: bool = False, layer: object = None,
+                   head: object = None) -> View:
+    """Every view of the current sentence, re-plotted from the state without decoding again.
+
+    Args:
+        state: ``Result.state`` of the last request (``None`` or empty before the first one).
+        step: 1-based step to outline and show as bars; ``None``: no outline, bars at step 1.
+        pieces: Rows per subword piece instead of per word.
+        layer: A Transformer's layer (1-based; ``None``: the last).
+        head: A Transformer's head (1-based or ``"mean"``; ``None``: the mean).
+
+    Returns:
+        The [`View`][demo.handlers.View].
+
+    Raises:
+        gr.Error: On a layer or head this Transformer does not have.
+    """
+    if not state or not state.get("output"):
+        empty = message_figure("Run a sentence first. 请先运行一句。")
+        return View(empty, empty, info=(state or {}).get("info", ""))
+    info = state.get("info", "")
+    if not state.get("has_attention"):
+        return View(message_figure(NO_ATTENTION), message_figure("—"), info=info)
+    sentence = {"words": state["output"], "word_weights": state["weights"], "word_centres": state["centres"],
+                **state}
+    row = None if step is None else max(0, min(int(step) - 1, len(state["output"]) - 1))
+    sentences = state.get("sentences", [])
+    where = f"sentence 句 {state.get('sentence', 0) + 1}/{len(sentences)}" if len(sentences) > 1 else ""
+    if not sentence.get("maps"):
+        if row is None:
+            title = "alignment 对齐 (hover for weights)" + (f" · {where}" if where else "")
+        else:
+            title = (f"{where} · " if where else "") + f"step 步 {row + 1}"
+        heat = heatmap_figure(sentence, row, pieces, title)
+        return View(heat, step_figure(state["source"], state["output"], state["weights"], row or 0), info=info)
+    view = parse_view(sentence["layers"], sentence["heads"], layer, head)
+    sentence = selected(sentence, *view)
+    parts = [where, "cross-attention 交叉注意力", view_words(sentence["layers"], sentence["heads"], *view),
+             "" if row is None else f"step 步 {row + 1}"]
+    title = " · ".join(part for part in parts if part)  # one line: plotly clips a multi-line title at the top
+    heat = heatmap_figure(sentence, row, pieces, title)
+    bars = step_figure(sentence["source"], sentence["output"], sentence["weights"], row or 0)
+    encoder, decoder = self_attention_figures(sentence, *view, pieces, row)
+    first, _, rest = info.partition("  \n")
+    info = "  \n".join(line for line in (first, _view_line(sentence, *view), rest) if line)
+    return View(heat, bars, encoder, decoder, info, view)
+
+
+def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings, pieces: bool = False,
+        layer: object = None, head: object = None) -> Result:
     """Decode one input with one variant and draw its alignment.
 
     A translation input may hold several sentences: they are split at sentence-final punctuation,
     translated in one batch, and each gets its own alignment (``state["sentences"]``; the figure
-    shows the first, [`sentence_view`][demo.handlers.sentence_view] switches).
+    shows the first, [`sentence_view`][demo.handlers.sentence_view] switches). A Transformer's
+    outputs also keep every layer's and head's attention in the state, and the figures show the
+    chosen layer and head.
 
     Args:
         registry: Loaded models.
@@ -228,6 +529,8 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         text: The user's input.
         settings: Decoding controls.
         pieces: Show one heatmap row per subword piece instead of per word.
+        layer: A Transformer's layer to show (1-based; ``None``: the last). Ignored for RNN variants.
+        head: A Transformer's head to show (1-based or ``"mean"``; ``None``: the mean). Ignored for RNNs.
 
     Returns:
         The [`Result`][demo.handlers.Result].
@@ -243,6 +546,9 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         translator = registry.get(task, settings.variant)
     except KeyError as err:
         raise gr.Error(str(err.args[0])) from None
+    shape = registry.transformer_shape(task, settings.variant)
+    if shape is not None:
+        parse_view(*shape, layer, head)  # a bad choice fails before decoding
     rules = settings.rules() if task == "couplet" else None
     options = dict(beam_size=int(settings.beam_size), window=window, hard=settings.hard)
     started = time.perf_counter()
@@ -257,19 +563,15 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         raise gr.Error(f"无法翻译 / {err}") from None
     seconds = time.perf_counter() - started
     model = translator.model
-    sentences = [sentence_state(out, model, window) for out in outs]
-    state = {**sentences[0], "sentences": sentences, "sentence": 0}
-    if model.has_attention:
-        title = "alignment 对齐 (hover for weights)" + (f" · sentence 句 1/{len(outs)}" if len(outs) > 1 else "")
-        figure = heatmap_figure(sentences[0], None, pieces, title)
-        steps = step_figure(state["source"], state["output"], state["weights"], 0)
-    else:
-        figure = message_figure("No attention: the baseline has no alignment to show. 无注意力模型没有对齐。")
-        steps = message_figure("—")
-    info = _info(task, outs, translator.notes, settings, seconds, model.resolve_window(window),
-                 model.has_attention)
+    with torch.inference_mode():  # a Transformer's every layer and head (None for an RNN)
+        maps = [translator.attention_maps(out, window, settings.hard) for out in outs]
+    sentences = [sentence_state(out, model, window, m) for out, m in zip(outs, maps)]
+    info = _info(task, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
+    state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant}
+    view = attention_view(state, None, pieces, layer, head)
     joiner = "" if task == "couplet" else " "
-    return Result(joiner.join(out.text for out in outs), figure, steps, info, state)
+    return Result(joiner.join(out.text for out in outs), view.heatmap, view.bars, view.info, state, view.encoder,
+                  view.decoder, view.view)
 
 
 def sentence_labels(state: dict | None) -> list[tuple[str, int]]:
@@ -278,23 +580,26 @@ def sentence_labels(state: dict | None) -> list[tuple[str, int]]:
     return [(f"{i + 1}. " + s["text"][:24], i) for i, s in enumerate(sentences)]
 
 
-def sentence_view(state: dict | None, index: int | None, pieces: bool = False) -> tuple[dict, go.Figure, go.Figure]:
+def sentence_view(state: dict | None, index: int | None, pieces: bool = False, layer: object = None,
+                  head: object = None) -> tuple[dict, go.Figure, go.Figure]:
     """Switch the views to sentence ``index`` of a paragraph.
 
     Returns:
-        ``(state with that sentence current, heatmap, bars at its first step)``.
+        ``(state with that sentence current, heatmap, bars at its first step)``; a Transformer's
+        self-attention views follow from [`attention_view`][demo.handlers.attention_view] on that state.
     """
     sentences = (state or {}).get("sentences", [])
     if not sentences:
         empty = message_figure("Run a sentence first. 请先运行一句。")
         return state or {}, empty, empty
     i = max(0, min(int(index or 0), len(sentences) - 1))
-    state = {**sentences[i], "sentences": sentences, "sentence": i}
-    heat, bars = step_view(state, 1, pieces)
+    state = {**state, **sentences[i], "sentence": i}  # the request's info and variant stay
+    heat, bars = step_view(state, 1, pieces, layer, head)
     return state, heat, bars
 
 
-def step_view(state: dict | None, step: int, pieces: bool = False) -> tuple[go.Figure, go.Figure]:
+def step_view(state: dict | None, step: int, pieces: bool = False, layer: object = None,
+              head: object = None) -> tuple[go.Figure, go.Figure]:
     """The step-through view: the heatmap with the current step outlined, and that step as bars.
 
     Steps are decoding steps (one per subword piece); in the word view the outlined row is the
@@ -304,23 +609,14 @@ def step_view(state: dict | None, step: int, pieces: bool = False) -> tuple[go.F
         state: ``Result.state`` of the last request (``None`` before the first one).
         step: 1-based step from the slider.
         pieces: Heatmap rows per piece instead of per word.
+        layer: A Transformer's layer (1-based; ``None``: the last).
+        head: A Transformer's head (1-based or ``"mean"``; ``None``: the mean).
 
     Returns:
         ``(heatmap, bars)``.
     """
-    if not state or not state.get("output"):
-        empty = message_figure("Run a sentence first. 请先运行一句。")
-        return empty, empty
-    if not state.get("has_attention"):
-        fig = message_figure("No attention: the baseline has no alignment to show. 无注意力模型没有对齐。")
-        return fig, message_figure("—")
-    row = max(0, min(int(step) - 1, len(state["output"]) - 1))
-    sentences = state.get("sentences", [])
-    where = f"sentence 句 {state.get('sentence', 0) + 1}/{len(sentences)} · " if len(sentences) > 1 else ""
-    sentence = {"words": state["output"], "word_weights": state["weights"], "word_centres": state["centres"],
-                **state}
-    heat = heatmap_figure(sentence, row, pieces, f"{where}step 步 {row + 1}")
-    return heat, step_figure(state["source"], state["output"], state["weights"], row)
+    view = attention_view(state, step, pieces, layer, head)
+    return view.heatmap, view.bars
 
 
 @dataclass
@@ -338,7 +634,35 @@ class Comparison:
     entropy: go.Figure
 
 
-def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b: Settings) -> Comparison:
+def entropy_view(states: dict[str, dict], views: dict[str, tuple[object, object]]) -> go.Figure:
+    """Each side's attention entropy per output step, for the layer and head a Transformer side shows.
+
+    Args:
+        states: Per side (``"A"``, ``"B"``), ``Result.state``.
+        views: Per side, the ``(layer, head)`` chosen (used for a Transformer only).
+
+    Returns:
+        The figure (a message when neither side has attention).
+    """
+    rows = {}
+    for side, state in states.items():
+        if not state.get("has_attention"):
+            continue
+        name = f"{side}: {state.get('variant', '')}"
+        weights = state["weights"]
+        if state.get("maps"):
+            view = parse_view(state["layers"], state["heads"], *views.get(side, (None, None)))
+            weights = selected(state, *view)["weights"]
+            name += " · " + view_words(state["layers"], state["heads"], *view)
+        rows[name] = (state["output"], weights)
+    if not rows:
+        return message_figure("Neither variant has attention: no entropy to compare. 两者都没有注意力。")
+    sources = len(next(iter(states.values()))["source"])
+    return entropy_figure(rows, sources, "attention entropy per output step 每步注意力的熵")
+
+
+def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b: Settings,
+            a_view: tuple[object, object] = (None, None), b_view: tuple[object, object] = (None, None)) -> Comparison:
     """The same input through two variants, each with its own controls, side by side.
 
     The third view puts both alignments' entropy per output step on one chart: near 0 = sharp
@@ -351,6 +675,8 @@ def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b
         text: The input (for a translation paragraph, the views show its first sentence).
         a: Variant A and its controls.
         b: Variant B and its controls.
+        a_view: ``(layer, head)`` shown when A is a Transformer (``None``: last layer, mean of heads).
+        b_view: The same for B.
 
     Returns:
         The [`Comparison`][demo.handlers.Comparison].
@@ -358,12 +684,7 @@ def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b
     Raises:
         gr.Error: On bad input or settings, with a bilingual message.
     """
-    results = {"A": run(registry, task, text, a), "B": run(registry, task, text, b)}
-    rows = {f"{side}: {settings.variant}": (r.state["output"], r.state["weights"])
-            for (side, r), settings in zip(results.items(), (a, b)) if r.state.get("has_attention")}
-    sources = len(results["A"].state["source"])
-    if rows:
-        entropy = entropy_figure(rows, sources, "attention entropy per output step 每步注意力的熵")
-    else:
-        entropy = message_figure("Neither variant has attention: no entropy to compare. 两者都没有注意力。")
+    results = {"A": run(registry, task, text, a, layer=a_view[0], head=a_view[1]),
+               "B": run(registry, task, text, b, layer=b_view[0], head=b_view[1])}
+    entropy = entropy_view({side: r.state for side, r in results.items()}, {"A": a_view, "B": b_view})
     return Comparison(results["A"], results["B"], entropy)

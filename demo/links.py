@@ -12,6 +12,8 @@
 The query: ``tab`` (``translation``, ``couplet``, ``compare`` or ``live``), ``text``, and per control
 ``variant``, ``window``, ``hard``, ``beam`` (Compare: ``task``, and each control with an ``a_`` or ``b_``
 prefix; Live: ``task``, ``score``, ``window``, ``attention``, ``min_len``, ``max_len``, ``steps``).
+For the Transformer, ``layer`` (1-based) and ``head`` (1-based, or ``mean``) choose the attention map
+shown (Compare: ``a_layer``, ``b_head`` …); a malformed one is reported to the visitor, not ignored.
 """
 
 from __future__ import annotations
@@ -115,15 +117,54 @@ def parse_controls(params: Mapping[str, str], prefix: str = "") -> dict[str, obj
     return out
 
 
+def parse_view(params: Mapping[str, str], prefix: str = "") -> tuple[dict[str, object], list[str]]:
+    """The Transformer layer and head a query asks for, and a message for each malformed value.
+
+    Whether the model has that layer and head is checked against it when the app opens
+    (``demo.handlers.check_view``).
+
+    Returns:
+        ``({"layer": int, "head": "mean" | int}, problems)``, either key absent when not asked for.
+
+    >>> parse_view({"layer": "2", "head": "mean"})
+    ({'layer': 2, 'head': 'mean'}, [])
+    >>> parse_view({"b_layer": "0", "b_head": "x"}, "b_")[1][0]
+    'b_layer=0: 层号须为正整数 / the layer must be a whole number from 1 (1 = nearest the input)'
+    """
+    view: dict[str, object] = {}
+    problems = []
+    layer = params.get(prefix + "layer")
+    if layer is not None:
+        if _int(layer.strip(), 1, 64) is not None:
+            view["layer"] = int(layer)
+        else:
+            problems.append(f"{prefix}layer={layer[:20]}: 层号须为正整数 / the layer must be a whole number "
+                            "from 1 (1 = nearest the input)")
+    head = params.get(prefix + "head")
+    if head is not None:
+        if head.strip().lower() == "mean":
+            view["head"] = "mean"
+        elif _int(head.strip(), 1, 64) is not None:
+            view["head"] = int(head)
+        else:
+            problems.append(f"{prefix}head={head[:20]}: 注意力头须为正整数或 mean / the head must be a whole number "
+                            "from 1, or mean (the mean of the heads)")
+    return view, problems
+
+
 def parse_query(params: Mapping[str, str]) -> dict[str, object]:
     """Read the app's URL query: which tab to open, its text, and its controls.
 
     Returns:
         ``{"tab": ..., "text": ..., "controls": {...}}`` plus, for Compare, ``task``, ``a`` and ``b``
-        (each side's controls); an empty dict when the query names no known tab.
+        (each side's controls); an empty dict when the query names no known tab. A Transformer
+        ``layer``/``head`` comes as ``view`` (Compare: ``a_view``, ``b_view``), and messages about
+        malformed ones as ``problems``; both only when there are any.
 
     >>> parse_query({"tab": "couplet", "text": "两个黄鹂鸣翠柳", "beam": "5"})
     {'tab': 'couplet', 'text': '两个黄鹂鸣翠柳', 'controls': {'beam': 5}}
+    >>> parse_query({"tab": "translation", "variant": "transformer", "layer": "1", "head": "3"})["view"]
+    {'layer': 1, 'head': 3}
     >>> parse_query({"tab": "nonsense"})
     {}
     """
@@ -132,9 +173,21 @@ def parse_query(params: Mapping[str, str]) -> dict[str, object]:
         return {}
     query: dict[str, object] = {"tab": tab, "text": params.get("text", "")[:1000],
                                 "controls": parse_controls(params)}
+    problems: list[str] = []
+    if tab in ("translation", "couplet"):
+        view, problems = parse_view(params)
+        if view:
+            query["view"] = view
     if tab == "compare":
         query["task"] = params.get("task") if params.get("task") in ("translation", "couplet") else "translation"
         query["a"], query["b"] = parse_controls(params, "a_"), parse_controls(params, "b_")
+        for side in ("a", "b"):
+            view, found = parse_view(params, f"{side}_")
+            problems += found
+            if view:
+                query[f"{side}_view"] = view
+    if problems:
+        query["problems"] = problems
     if tab == "live":
         live: dict[str, object] = {}
         if params.get("task") in ("reverse", "copy", "sort"):

@@ -17,6 +17,7 @@ import torch
 
 from attention_core.hub import FILES, OPTIONAL_FILES, ModelLoadError, load_folder
 from attention_core.pipeline import Translator
+from attention_core.transformer import Transformer
 
 BUNDLED = Path(__file__).resolve().parents[1] / "models"
 """The bundled model zoo: ``models/<task>/<variant>/``."""
@@ -29,8 +30,10 @@ VARIANT_LABELS: dict[str, str] = {
     "luong-general": "Luong · general 双线性",
     "luong-concat": "Luong · concat 加性",
     "luong-general-local-p": "Luong · general · local-p 局部预测",
+    "transformer": "Transformer · multi-head 多头",
 }
-"""Drop-down labels of the zoo variants, in display order."""
+"""Drop-down labels of the zoo variants, in display order (a loaded Transformer's label also gives its size,
+see [`variant_label`][demo.models.variant_label])."""
 
 DEFAULT_VARIANT = "luong-general"
 
@@ -38,6 +41,22 @@ ZOO_PATTERNS = [f"*/*/{name}" for name in (*FILES, *OPTIONAL_FILES, "README.md")
 """What ``from_hub`` downloads from a zoo repo: the model files of each ``<task>/<variant>/``, nothing else."""
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """A Hub repo id, ``namespace/name``."""
+
+
+def variant_label(variant: str, model: torch.nn.Module | None = None) -> str:
+    """The drop-down label of a variant; a Transformer's names its heads and layers, read from its config.
+
+    Args:
+        variant: Zoo variant name (the model folder's name).
+        model: The loaded model, when there is one.
+
+    Returns:
+        E.g. ``"Transformer · 4 heads × 2 layers 多头"``.
+    """
+    if isinstance(model, Transformer):
+        name = "Transformer" if variant == "transformer" else variant
+        return f"{name} · {model.cfg.heads} heads × {model.cfg.num_layers} layers 多头"
+    return VARIANT_LABELS.get(variant, variant)
 
 
 class ModelRegistry:
@@ -113,12 +132,19 @@ class ModelRegistry:
         have = self.models.get(task, {})
         ordered = [v for v in VARIANT_LABELS if v in have]
         ordered += sorted(v for v in have if v not in VARIANT_LABELS)
-        return [(VARIANT_LABELS.get(v, v), v) for v in ordered]
+        return [(variant_label(v, have[v].model), v) for v in ordered]
 
     def default_variant(self, task: str) -> str | None:
         """The variant selected at start: Luong-general when present."""
         names = [v for _, v in self.variants(task)]
         return DEFAULT_VARIANT if DEFAULT_VARIANT in names else (names[0] if names else None)
+
+    def transformer_shape(self, task: str, variant: str | None) -> tuple[int, int] | None:
+        """``(layers, heads)`` of a loaded Transformer variant; ``None`` for an RNN or a variant not loaded."""
+        translator = self.models.get(task, {}).get(variant or "")
+        if translator is None or not isinstance(translator.model, Transformer):
+            return None
+        return translator.model.cfg.num_layers, translator.model.cfg.heads
 
     def get(self, task: str, variant: str) -> Translator:
         """The translator of one variant, on the device this call should use.

@@ -47,8 +47,10 @@ def alignment_figure(
     predicted: bool = False,
     title: str = "",
     highlight: int | None = None,
+    x_title: str = "source 源",
+    y_title: str = "output 输出",
 ) -> go.Figure:
-    """Heatmap of attention weights: source tokens on x, generated tokens on y.
+    """Heatmap of attention weights: source tokens on x, generated tokens on y (or any keys × queries).
 
     Args:
         source: Source tokens (columns).
@@ -59,13 +61,16 @@ def alignment_figure(
         predicted: The centres were predicted (local-p): also draw them as markers.
         title: Figure title.
         highlight: Row to outline (the current step when stepping through the decoding).
+        x_title: Title of the x axis (the keys attended to), also used in the hover text.
+        y_title: Title of the y axis (the queries, one per row).
 
     Returns:
         The figure.
     """
     xs, ys = _labels(source), _labels(output)
+    x_name, y_name = x_title.split()[0], y_title.split()[0]
     hover = [
-        [f"source {j + 1}: {xs[j]}<br>output {i + 1}: {ys[i]}<br>weight: {w:.3f}" for j, w in enumerate(row)]
+        [f"{x_name} {j + 1}: {xs[j]}<br>{y_name} {i + 1}: {ys[i]}<br>weight: {w:.3f}" for j, w in enumerate(row)]
         for i, row in enumerate(weights)
     ]
     fig = go.Figure(
@@ -100,8 +105,8 @@ def alignment_figure(
                       line=dict(color="crimson", width=2))
     fig.update_layout(
         title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center"),  # clear of Gradio's label badge
-        xaxis=dict(side="top", title="source 源", range=[-0.5, len(xs) - 0.5], **_ticks(xs)),
-        yaxis=dict(autorange="reversed", title="output 输出", **_ticks(ys)),
+        xaxis=dict(side="top", title=x_title, range=[-0.5, len(xs) - 0.5], **_ticks(xs)),
+        yaxis=dict(autorange="reversed", title=y_title, **_ticks(ys)),
         margin=dict(l=60, r=20, t=120, b=20),
         height=max(340, 28 * len(ys) + 180),
         showlegend=banded,

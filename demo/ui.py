@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -10,15 +11,19 @@ import plotly.graph_objects as go
 
 from attention_core.couplet import CoupletRules
 from demo.handlers import (
+    MEAN,
     WINDOW_CHOICES,
     Comparison,
     Result,
     Settings,
+    View,
+    attention_view,
+    check_view,
     compare,
+    entropy_view,
     run,
     sentence_labels,
-    sentence_view,
-    step_view,
+    view_choices,
 )
 from demo.links import docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
@@ -81,7 +86,7 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     """The decoding controls of a tab, each with a one-line explanation."""
     c: dict = {}
     c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task),
-                               label="score function / variant 注意力类型")
+                               label="score function / variant 注意力类型", elem_id=f"{task}-variant")
     gr.Markdown(_doc("theory/scores", "How the decoder scores each source position: dot, scaled dot, "
                      "general (bilinear), concat (additive), or no attention at all."))
     c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口")
@@ -111,6 +116,32 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     return c
 
 
+TRANSFORMER_HINT = ("Transformer: each of its layers has several heads, each attending on its own. The layer and "
+                    "head chosen here apply to all three maps: encoder–decoder attention (the heatmap, what the "
+                    "RNN variants show; by default the last layer's mean of heads, the weights it decoded with), "
+                    "the encoder's self-attention (source × source) and the decoder's causal self-attention "
+                    "(each output position sees only the ones before it). 选择层与注意力头。")
+
+
+def _view_selectors(registry: ModelRegistry, task: str, elem: str) -> tuple[gr.Radio, gr.Radio]:
+    """Layer and head selectors (filled for the Transformer a run shows; sized for the task's first one)."""
+    shape = next((s for _, v in registry.variants(task) if (s := registry.transformer_shape(task, v))), None)
+    layers, heads = view_choices(*shape) if shape else ([], [])
+    layer = gr.Radio(layers, value=shape[0] if shape else None, label="layer 层 (1 = nearest the input 最底层)",
+                     elem_id=f"{elem}-layer")
+    head = gr.Radio(heads, value=MEAN if shape else None, label="head 注意力头", elem_id=f"{elem}-head")
+    return layer, head
+
+
+def _view_updates(result: Result) -> tuple:
+    """Layer and head selectors for the model a run used: filled and shown for a Transformer, else hidden."""
+    if result.view is None:
+        return gr.skip(), gr.skip(), gr.Group(visible=False)
+    layers, heads = view_choices(result.state["layers"], result.state["heads"])
+    return (gr.Radio(layers, value=result.view[0]), gr.Radio(heads, value=result.view[1]),
+            gr.Group(visible=True))
+
+
 def _settings(names: list[str], values: tuple) -> Settings:
     """Control values, in the order of ``names``, as the handlers' ``Settings``."""
     settings = Settings(**{{"beam": "beam_size"}.get(k, k): v for k, v in zip(names, values)})
@@ -131,8 +162,10 @@ class TaskTab:
         text: The input box.
         controls: The decoding controls by name.
         outputs: What a run updates.
-        handler: The run, from ``(text, *controls, pieces)``.
-        pieces: The subword-pieces switch (the last input).
+        handler: The run, from ``(text, *controls, pieces, layer, head)``.
+        pieces: The subword-pieces switch.
+        layer: The Transformer's layer selector.
+        head: The Transformer's head selector (the last input).
     """
 
     text: gr.Textbox
@@ -140,6 +173,8 @@ class TaskTab:
     outputs: list
     handler: Callable
     pieces: gr.Checkbox
+    layer: gr.Radio
+    head: gr.Radio
 
 
 def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: list[str]) -> TaskTab:
@@ -165,41 +200,75 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                                    "sentence)", interactive=True, elem_id=f"{task}-sentence")
             pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
                                  "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
+        with gr.Group(visible=False, elem_id=f"{task}-transformer-view") as selectors:  # shown for a Transformer
+            with gr.Row():
+                layer, head = _view_selectors(registry, task, task)
+            gr.Markdown(_doc("theory/transformer", TRANSFORMER_HINT))
         # no label badge over the plots: each figure carries its own title
         # a placeholder figure: plotly.js loads with the page, not after the first click
         heatmap = gr.Plot(placeholder_figure(), label="alignment heatmap 对齐热力图", show_label=False,
                           elem_id=f"{task}-heatmap")
         step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
         bars = gr.Plot(label="one step 单步", show_label=False, elem_id=f"{task}-steps")
+        with gr.Row(visible=False) as self_maps:  # a Transformer's self-attention, at the same layer and head
+            encoder = gr.Plot(label="encoder self-attention 编码器自注意力", show_label=False,
+                              elem_id=f"{task}-encoder")
+            decoder = gr.Plot(label="decoder self-attention 解码器自注意力", show_label=False,
+                              elem_id=f"{task}-decoder")
         state = gr.State({})
 
         names = list(controls)
 
         @gpu
         def handler(text_value: str, *values: object) -> tuple:
-            *values, pieces_value = values  # the pieces switch comes last, so the API keeps its argument order
-            result: Result = run(registry, task, text_value, _settings(names, tuple(values)), bool(pieces_value))
+            # the pieces switch, then layer and head, come last, so the API keeps its argument order
+            *values, pieces_value, layer_value, head_value = values
+            result: Result = run(registry, task, text_value, _settings(names, tuple(values)), bool(pieces_value),
+                                 layer_value, head_value)
             steps = max(1, len(result.state.get("output", [])))
+            shown = result.view is not None
             return (result.text, result.info, result.figure, result.steps, result.state,
-                    gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0))
+                    gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0),
+                    *_view_updates(result), result.encoder if shown else gr.skip(),
+                    result.decoder if shown else gr.skip(), gr.Row(visible=shown))
 
-        def pick(state_value: dict, index: int, pieces_value: bool) -> tuple:
-            new_state, heat, bar = sentence_view(state_value, index, bool(pieces_value))
+        def views(view: View) -> tuple:
+            """A view's figures and info; the self-attention plots only for a Transformer."""
+            shown = view.view is not None
+            return (view.heatmap, view.bars, view.encoder if shown else gr.skip(),
+                    view.decoder if shown else gr.skip(), view.info or gr.skip())
+
+        def redraw(state_value: dict, step_value: int, pieces_value: bool, layer_value: object,
+                   head_value: object) -> tuple:
+            """Step, pieces, layer or head changed: re-plot from the state (no decoding)."""
+            return views(attention_view(state_value, step_value, bool(pieces_value), layer_value, head_value))
+
+        def pick(state_value: dict, index: int, pieces_value: bool, layer_value: object, head_value: object) -> tuple:
+            sentences = (state_value or {}).get("sentences", [])
+            if not sentences:
+                return (state_value or {}, *views(attention_view(state_value)), gr.skip())
+            i = max(0, min(int(index or 0), len(sentences) - 1))
+            new_state = {**state_value, **sentences[i], "sentence": i}  # the request's info and variant stay
             steps = max(1, len(new_state.get("output", [])))
-            return new_state, heat, bar, gr.Slider(1, steps, value=1, step=1)
+            return (new_state, *views(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value)),
+                    gr.Slider(1, steps, value=1, step=1))
 
-        inputs = [text, *controls.values(), pieces]
-        outputs = [output, info, heatmap, bars, state, step, sentence]
+        inputs = [text, *controls.values(), pieces, layer, head]
+        outputs = [output, info, heatmap, bars, state, step, sentence, layer, head, selectors, encoder, decoder,
+                   self_maps]
         button.click(handler, inputs, outputs, api_name=task)
         text.submit(handler, inputs, outputs, api_visibility="private")
         chosen.click(lambda sample: sample[0], chosen, text, api_visibility="private", queue=False).then(
             handler, inputs, outputs, api_visibility="private")
-        sentence.input(pick, [state, sentence, pieces], [state, heatmap, bars, step], api_visibility="private")
-        step.change(step_view, [state, step, pieces], [heatmap, bars], api_visibility="private",
-                    show_progress="hidden")
-        pieces.change(step_view, [state, step, pieces], [heatmap, bars], api_visibility="private",
-                      show_progress="hidden")
-    return TaskTab(text, controls, outputs, handler, pieces)
+        drawn = [heatmap, bars, encoder, decoder, info]
+        sentence.input(pick, [state, sentence, pieces, layer, head], [state, *drawn, step], api_visibility="private")
+        for control in (step, pieces):
+            control.change(redraw, [state, step, pieces, layer, head], drawn, api_visibility="private",
+                           show_progress="hidden")
+        for control in (layer, head):
+            control.input(redraw, [state, step, pieces, layer, head], drawn, api_visibility="private",
+                          show_progress="hidden")
+    return TaskTab(text, controls, outputs, handler, pieces, layer, head)
 
 
 COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
@@ -223,7 +292,11 @@ def _side_controls(registry: ModelRegistry, side: str, variant: str | None) -> d
 
 @dataclass
 class CompareTab:
-    """The Compare tab's components that a URL query can set, and its run."""
+    """The Compare tab's components that a URL query can set, and its run.
+
+    ``views`` holds each side's Transformer layer and head selectors (``{"a": (layer, head), ...}``),
+    the last inputs of the run; ``defaults`` each side's variant at start.
+    """
 
     task: gr.Radio
     text: gr.Textbox
@@ -231,6 +304,8 @@ class CompareTab:
     b: dict
     outputs: list
     handler: Callable
+    views: dict
+    defaults: dict
 
 
 def build_compare_tab(registry: ModelRegistry) -> CompareTab:
@@ -246,21 +321,25 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
         text = gr.Textbox(label="input 输入", value=COMPARE_EXAMPLE, lines=1, max_lines=8, info=SUBMIT,
                           elem_id="compare-input")
         names = [v for _, v in registry.variants("translation")]
+        defaults = {"a": "none" if "none" in names else None, "b": "luong-concat" if "luong-concat" in names else None}
         with gr.Row():
             with gr.Column():
-                a = _side_controls(registry, "A", "none" if "none" in names else None)
+                a = _side_controls(registry, "A", defaults["a"])
             with gr.Column():
-                b = _side_controls(registry, "B", "luong-concat" if "luong-concat" in names else None)
+                b = _side_controls(registry, "B", defaults["b"])
         button = gr.Button("对比 Compare", variant="primary", elem_id="compare-run")
+        sides = {}
         with gr.Row():
-            with gr.Column():
-                out_a = gr.Textbox(label="A", interactive=False, elem_id="compare-A-output")
-                info_a = gr.Markdown(elem_id="compare-A-info")
-                fig_a = gr.Plot(label="A alignment", show_label=False, elem_id="compare-A-heatmap")
-            with gr.Column():
-                out_b = gr.Textbox(label="B", interactive=False, elem_id="compare-B-output")
-                info_b = gr.Markdown(elem_id="compare-B-info")
-                fig_b = gr.Plot(label="B alignment", show_label=False, elem_id="compare-B-heatmap")
+            for side in ("A", "B"):
+                with gr.Column():
+                    out = gr.Textbox(label=side, interactive=False, elem_id=f"compare-{side}-output")
+                    info = gr.Markdown(elem_id=f"compare-{side}-info")
+                    with gr.Group(visible=False, elem_id=f"compare-{side}-transformer-view") as selectors:
+                        with gr.Row():
+                            layer, head = _view_selectors(registry, "translation", f"compare-{side}")
+                    fig = gr.Plot(label=f"{side} alignment", show_label=False, elem_id=f"compare-{side}-heatmap")
+                    sides[side] = dict(out=out, info=info, fig=fig, layer=layer, head=head, selectors=selectors,
+                                       state=gr.State({}))
         entropy = gr.Plot(label="entropy per step", show_label=False, elem_id="compare-entropy")
         gr.Markdown(_doc("results", "Entropy of a step = −Σ α log α (nats): 0 = all weight on one source position "
                          "(hard attention), log S = spread evenly over all S positions."))
@@ -274,21 +353,43 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
             return gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second), example
 
         task.input(switch, task, [a["variant"], b["variant"], text], api_visibility="private")
+        A, B = sides["A"], sides["B"]
 
         @gpu
         def handler(task_value: str, text_value: str, *values: object) -> tuple:
+            # each side's controls, then (A layer, A head, B layer, B head) last: the API keeps its order
             n = len(COMPARE_CONTROLS)
+            a_layer, a_head, b_layer, b_head = values[2 * n:]
             result: Comparison = compare(registry, task_value, text_value,
                                          _settings(list(COMPARE_CONTROLS), values[:n]),
-                                         _settings(list(COMPARE_CONTROLS), values[n:]))
+                                         _settings(list(COMPARE_CONTROLS), values[n: 2 * n]),
+                                         (a_layer, a_head), (b_layer, b_head))
             return (result.a.text, result.a.info, result.a.figure, result.b.text, result.b.info, result.b.figure,
-                    result.entropy)
+                    result.entropy, result.a.state, result.b.state, *_view_updates(result.a),
+                    *_view_updates(result.b))
 
-        inputs = [task, text, *a.values(), *b.values()]
-        outputs = [out_a, info_a, fig_a, out_b, info_b, fig_b, entropy]
+        def redraw(state_a: dict, state_b: dict, a_layer: object, a_head: object, b_layer: object,
+                   b_head: object) -> tuple:
+            """A side's layer or head changed: re-plot both heatmaps, info lines and the entropy (no decoding)."""
+            if not state_a or not state_b:
+                return tuple(gr.skip() for _ in range(5))
+            view_a = attention_view(state_a, None, False, a_layer, a_head)
+            view_b = attention_view(state_b, None, False, b_layer, b_head)
+            entropy_fig = entropy_view({"A": state_a, "B": state_b}, {"A": (a_layer, a_head), "B": (b_layer, b_head)})
+            return view_a.heatmap, view_a.info, view_b.heatmap, view_b.info, entropy_fig
+
+        selectors = [A["layer"], A["head"], B["layer"], B["head"]]
+        inputs = [task, text, *a.values(), *b.values(), *selectors]
+        outputs = [A["out"], A["info"], A["fig"], B["out"], B["info"], B["fig"], entropy, A["state"], B["state"],
+                   A["layer"], A["head"], A["selectors"], B["layer"], B["head"], B["selectors"]]
         button.click(handler, inputs, outputs, api_name="compare")
         text.submit(handler, inputs, outputs, api_visibility="private")
-    return CompareTab(task, text, a, b, outputs, handler)
+        for control in selectors:
+            control.input(redraw, [A["state"], B["state"], *selectors], [A["fig"], A["info"], B["fig"], B["info"],
+                                                                       entropy],
+                          api_visibility="private", show_progress="hidden")
+    views = {"a": (A["layer"], A["head"]), "b": (B["layer"], B["head"])}
+    return CompareTab(task, text, a, b, outputs, handler, views, defaults)
 
 
 LIVE_CONCURRENCY = 2
@@ -373,23 +474,59 @@ def build_live_tab() -> LiveTab:
     return LiveTab(controls)
 
 
+def _asked_views(registry: ModelRegistry, query: dict, compare_tab: CompareTab) -> dict:
+    """The Transformer views a URL query asks for, checked: ``{where: (task, variant, view, problem)}``.
+
+    ``where`` is the task tab's name, or ``"a"``/``"b"`` for a Compare side; only what the query asks for.
+    """
+    tab, asked = query.get("tab"), {}
+    if tab in ("translation", "couplet") and query.get("view"):
+        variant = query["controls"].get("variant") or registry.default_variant(tab)
+        asked[tab] = (tab, variant, *check_view(registry, tab, variant, query["view"]))
+    if tab == "compare":
+        task = query["task"]
+        for side in ("a", "b"):
+            if query.get(f"{side}_view"):
+                first = next(iter(registry.variants(task)), (None, None))[1]
+                default = compare_tab.defaults[side] if task == "translation" else first
+                variant = query[side].get("variant") or default
+                asked[side] = (task, variant, *check_view(registry, task, variant, query[f"{side}_view"]))
+    return asked
+
+
+def _view_restored(asked: tuple | None, registry: ModelRegistry) -> list:
+    """Updates of a layer and a head selector to the checked view of a URL query (skips when none)."""
+    if not asked or asked[2] is None:
+        return [gr.skip(), gr.skip()]
+    task, variant, (layer, head), _ = asked
+    layers, heads = view_choices(*registry.transformer_shape(task, variant))
+    return [gr.update(choices=layers, value=layer), gr.update(choices=heads, value=head)]
+
+
 def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, TaskTab], compare_tab: CompareTab,
                   live: LiveTab, app: gr.Blocks) -> None:
-    """Open the tab named in the URL query with its input and settings, and run it (``demo.links``)."""
+    """Open the tab named in the URL query with its input and settings, and run it (``demo.links``).
+
+    A malformed or inapplicable Transformer ``layer``/``head`` leaves its selector as it is and is
+    reported in a warning (a queued event: the restore itself runs unqueued, for speed).
+    """
     targets: list = [tabs]
     for tab in task_tabs.values():
-        targets += [tab.text, *tab.controls.values()]
-    targets += [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values()]
+        targets += [tab.text, *tab.controls.values(), tab.layer, tab.head]
+    targets += [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values(),
+                *compare_tab.views["a"], *compare_tab.views["b"]]
     targets += list(live.controls.values())
 
     def restore(request: gr.Request) -> list:
         query = parse_query(dict(request.query_params) if request else {})
         tab = query.get("tab")
+        asked = _asked_views(registry, query, compare_tab)
         updates: list = [gr.Tabs(selected=tab) if tab else gr.skip()]
         for name, task_tab in task_tabs.items():
             mine = tab == name
             updates.append(gr.update(value=query["text"]) if mine and query.get("text") else gr.skip())
             updates += _restored(task_tab.controls, query.get("controls", {}) if mine else {})
+            updates += _view_restored(asked.get(name), registry)
         mine = tab == "compare"
         choices = None
         if mine and query.get("task") != "translation":
@@ -404,8 +541,17 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
             if choices is not None:
                 side_updates[0] = gr.update(choices=choices, value=wanted.get("variant", choices[0][1]))
             updates += side_updates
+        updates += _view_restored(asked.get("a"), registry) + _view_restored(asked.get("b"), registry)
         updates += _restored(live.controls, query.get("live", {}) if tab == "live" else {})
         return updates
+
+    def warn(request: gr.Request) -> None:
+        """Say what in the URL query could not be used (a warning each), instead of ignoring it."""
+        query = parse_query(dict(request.query_params) if request else {})
+        problems = [*query.get("problems", []),
+                    *(p for *_, p in _asked_views(registry, query, compare_tab).values() if p)]
+        for problem in problems:
+            gr.Warning(html.escape(problem), title="URL")
 
     def run_if_asked(tab: str, handler: Callable, outputs: list) -> Callable:
         """``handler`` when the query opens ``tab`` with a text, else no update."""
@@ -417,21 +563,25 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
         return run
 
     loaded = app.load(restore, None, targets, api_visibility="private", queue=False)
+    loaded.then(warn, None, None, api_visibility="private")
     for name, task_tab in task_tabs.items():
         loaded.then(run_if_asked(name, task_tab.handler, task_tab.outputs),
-                    [task_tab.text, *task_tab.controls.values(), task_tab.pieces], task_tab.outputs,
-                    api_visibility="private")
+                    [task_tab.text, *task_tab.controls.values(), task_tab.pieces, task_tab.layer, task_tab.head],
+                    task_tab.outputs, api_visibility="private")
     loaded.then(run_if_asked("compare", compare_tab.handler, compare_tab.outputs),
-                [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values()],
+                [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values(),
+                 *compare_tab.views["a"], *compare_tab.views["b"]],
                 compare_tab.outputs, api_visibility="private")
 
 
 def build_app(registry: ModelRegistry) -> gr.Blocks:
     """The whole app (not launched)."""
+    transformer = any(registry.transformer_shape(t, v) for t in registry.tasks() for _, v in registry.variants(t))
     with gr.Blocks(title="Attention Lab 注意力实验室") as app:
         gr.Markdown(
             "# Attention Lab 注意力实验室\n"
-            "See where an RNN encoder–decoder looks while it writes each word: translation 中文 → English "
+            "See where an RNN encoder–decoder" + (" (and a Transformer, head by head)" if transformer else "")
+            + " looks while it writes each word: translation 中文 → English "
             "and couplets 上联 → 下联, with every classic attention mechanism. "
             f"Models: `{registry.source}` · " + docs_link("", text="documentation 文档")
         )
