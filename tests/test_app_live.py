@@ -73,8 +73,9 @@ def test_html_emoji_and_traditional_input(client):
 
 
 def test_compare_endpoint(client):
-    # task, text, then each side's variant, window, hard, beam
-    a, info_a, _, b, info_b, _, entropy = client.predict(
+    # task, text, then each side's variant, window, hard, beam (each side's Transformer layer and head last);
+    # after the entropy come each side's layer and head selectors
+    a, info_a, _, b, info_b, _, entropy, *_ = client.predict(
         "translation", "今天天气很好", _variants("translation")[0], "default", False, 1,
         _variants("translation")[-1], "3", True, 2, api_name="/compare")
     assert a.strip() and b.strip()
