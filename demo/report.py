@@ -17,7 +17,9 @@ models, and writes:
 * ``results/figures/transformer-*.html`` and ``.png`` — the Transformer page's figures
   (``demo.transformer_figures``; skipped when no Transformer is bundled);
 * ``results/figures/app-links.json`` — for each figure, the app query that opens the app with the
-  figure's input and settings (the docs put an "open in the app" link under every figure).
+  figure's input and settings (the docs put an "open in the app" link under every figure);
+* ``results/transformer.md`` and ``.json`` — the Transformer beside the RNN variants
+  (``demo.comparison``; skipped when no Transformer was evaluated).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from attention_core.hub import atomic_write_text
 from attention_core.metrics import MIN_BUCKET, bleu_by_length, paired_bootstrap
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
-from demo.models import DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
+from demo.models import BUNDLED, DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
 from demo.theory_figures import theory_figure_links, write_theory_figures
 from demo.transformer_figures import transformer_figure_links, write_transformer_figures
 
@@ -465,4 +467,9 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
     written += write_theory_figures(results, registry)
     written += write_transformer_figures(results, registry, data)
     written.append(write_figure_links(results, registry))
+    from demo.comparison import write_comparison  # lazily: it imports this module
+
+    comparison = write_comparison(results, Path(models) if models else BUNDLED, reports, references)
+    if comparison is not None:
+        written.append(comparison)
     return written

@@ -1,0 +1,60 @@
+"""The Transformer-vs-RNN page: intervals from real outputs, training from the models' logs, speed from the bench."""
+
+import json
+
+from demo.comparison import markdown, quality_rows, training_rows, write_comparison
+
+REFS = [f"the cat number {i} sat on the mat" for i in range(60)]
+
+
+def _report(outputs: list[str], bleu: float) -> dict:
+    return {"task": "translation", "bleu": bleu, "chrf": bleu + 10, "outputs": outputs,
+            "alignment": {"entropy": 1.0, "diagonality": 0.5}}
+
+
+def _reports() -> dict:
+    good = list(REFS)  # the Transformer reproduces every reference
+    poor = [f"a dog {i}" for i in range(60)]
+    half = [r if i % 2 else f"a dog {i}" for i, r in enumerate(REFS)]
+    return {"translation": {
+        "transformer": {"beam5": _report(good, 90.0), "greedy": _report(good, 90.0)},
+        "luong-general": {"beam5": _report(half, 40.0), "greedy": _report(half, 40.0)},
+        "luong-dot": {"beam5": _report(poor, 45.0)},  # the best RNN by its (stated) BLEU
+    }}
+
+
+def test_the_transformer_is_compared_with_the_default_and_the_best_rnn_with_intervals():
+    rows = quality_rows(_reports(), {"translation": REFS})
+    assert [r["rnn"] for r in rows] == ["luong-general", "luong-dot"]
+    general, dot = rows
+    assert general["interval"]["low"] > 0  # all outputs right vs half: clearly better
+    assert dot["interval"]["low"] > general["interval"]["low"]
+    assert quality_rows({"translation": {"luong-general": {"beam5": _report(REFS, 1)}}}, {}) == []
+    no_refs = quality_rows(_reports(), {})
+    assert all(r["interval"] is None for r in no_refs)
+    assert "—" in markdown(no_refs, [], None)
+
+
+def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
+    models, results = tmp_path / "models", tmp_path / "results"
+    for variant, seconds in (("luong-general", 100.0), ("transformer", 60.0)):
+        folder = models / "translation" / variant
+        folder.mkdir(parents=True)
+        history = [{"epoch": e, "dev_bleu": b, "seconds": seconds, "pairs_per_s": 300.0 + e}
+                   for e, b in ((1, 10.0), (2, 12.5), (3, 12.0))]
+        (folder / "config.json").write_text(json.dumps({"meta": {"history": history}}))
+    rows = training_rows(models)
+    assert [(r["variant"], r["epochs"], r["best_epoch"], r["train_minutes"]) for r in rows] == [
+        ("luong-general", 3, 2, 5.0), ("transformer", 3, 2, 3.0)]
+    results.mkdir()
+    bench = {"training": [{"variant": "transformer", "fp32": {"pairs_per_s": 150.0}},
+                          {"variant": "luong-general", "fp32": {"pairs_per_s": 100.0}}],
+             "latency": [{"task": "translation", "variant": "transformer", "greedy_ms": 20.0, "beam5_ms": 40.0},
+                         {"task": "translation", "variant": "luong-general", "greedy_ms": 10.0, "beam5_ms": 40.0}],
+             "test_set": []}
+    (results / "transformer_bench.json").write_text(json.dumps(bench))
+    page = write_comparison(results, models, _reports(), {"translation": REFS}).read_text()
+    assert "| training pairs/s (fp32, batch 64) | 150.0 | 100.0 | 1.50× |" in page
+    assert "| translation: one sentence, greedy (ms) | 20.0 | 10.0 | 2.00× |" in page
+    assert "| translation | `transformer` | 3 | 2 | 12.5 | 3.0 | 302.0 |" in page
+    assert write_comparison(results, models, {"translation": {}}, {}) is None
