@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attention_core.attention import CENTRES
-from attention_core.config import RNN_TYPES
+from attention_core.config import RNN_TYPES, TRANSFORMER
 from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
@@ -25,7 +25,6 @@ from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Transla
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
 from attention_core.training import TrainConfig, TrainError, fit, pick_device
-from attention_core.transformer import TRANSFORMER
 
 DEFAULT_DATA = "../shared/data"
 
@@ -88,8 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument("--decoder", choices=[*DECODERS, TRANSFORMER], default="luong",
-                   help="transformer: a Transformer encoder-decoder (use --score scaled_dot and --emb = --hidden)")
-    p.add_argument("--score", choices=list(SCORES), default="general")
+                   help="transformer: a Transformer encoder-decoder (set --emb equal to --hidden)")
+    p.add_argument("--score", choices=list(SCORES), default=None,
+                   help="default: general (scaled_dot for --decoder transformer, the only one it takes)")
     p.add_argument("--attention", choices=list(CENTRES), default="global")
     p.add_argument("--window", type=int, default=None, help="half-width D for local attention")
     p.add_argument("--rnn", choices=RNN_TYPES, default="lstm")
@@ -201,7 +201,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")})
         options = dict(
             decoder=args.decoder,
-            score=args.score,
+            score=args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general"),
             attention=args.attention,
             window=args.window,
             rnn=args.rnn,

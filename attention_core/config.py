@@ -9,6 +9,9 @@ from typing import Any
 
 RNN_TYPES = ("lstm", "gru")
 
+TRANSFORMER = "transformer"
+"""The ``decoder`` value that builds a Transformer (``attention_core.transformer``) instead of an RNN model."""
+
 LIMITS: dict[str, tuple[float, float]] = {
     "src_vocab_size": (4, 2_000_000),
     "tgt_vocab_size": (4, 2_000_000),
@@ -95,7 +98,6 @@ class ModelConfig:
         from attention_core.attention import CENTRES
         from attention_core.decoder import DECODERS
         from attention_core.scores import SCORES
-        from attention_core.transformer import TRANSFORMER
 
         def check(name: str, value: str, valid: Any) -> None:
             if value not in valid:

@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from attention_core.batch import Batch
-from attention_core.config import ModelConfig
+from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.hub import SUBWORDS, atomic_write, atomic_write_text, save_pretrained
@@ -319,6 +319,9 @@ def fit(
         TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false.
     """
     train_cfg.validate()
+    if model_options.get("decoder") == TRANSFORMER and train_cfg.teacher_forcing < 1.0:
+        raise TrainError("a Transformer trains with teacher forcing 1 (every target position at once); "
+                         f"got teacher_forcing={train_cfg.teacher_forcing}")
     rank, world = _distributed()
     dev_ = pick_device(device)
     precision = resolve_precision(train_cfg.precision, dev_)

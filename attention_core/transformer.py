@@ -37,12 +37,12 @@ import torch
 from torch import Tensor, nn
 
 from attention_core.attention import MonotonicCentre, Window, attention
-from attention_core.config import ModelConfig
+from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.scores import ScaledDotScore
 from attention_core.step import ModelStep, WindowArg
 
-TRANSFORMER = "transformer"
-"""The ``ModelConfig.decoder`` value that builds a [`Transformer`][attention_core.transformer.Transformer]."""
+__all__ = ["TRANSFORMER", "AttentionMaps", "MultiHeadAttention", "Transformer", "build_transformer",
+           "sinusoidal_positions"]
 
 
 def sinusoidal_positions(length: int, d_model: int) -> Tensor:
@@ -334,9 +334,10 @@ class Transformer(nn.Module):
     def _embed(self, embedding: nn.Embedding, ids: Tensor, offset: int = 0) -> Tensor:
         """``√d · E[ids] + PE[offset : offset + N]``, shape ``(B, N, D)``."""
         N = ids.size(1)
-        if offset + N > self.positions.size(0):  # longer than the table: extend it
-            self.positions = sinusoidal_positions(2 * (offset + N), self.cfg.hidden_size).to(self.positions)
-        x = embedding(ids) * math.sqrt(self.cfg.hidden_size) + self.positions[offset : offset + N]
+        table = self.positions
+        if offset + N > table.size(0):  # longer than the table: computed for this call, not stored
+            table = sinusoidal_positions(offset + N, self.cfg.hidden_size).to(table)
+        x = embedding(ids) * math.sqrt(self.cfg.hidden_size) + table[offset : offset + N]
         return self.dropout(x)
 
     def _window(self, window: int | None, steps: Tensor, memory: TransformerMemory) -> Window | None:

@@ -5,6 +5,7 @@ loads the bundled one: a subword translation Transformer and a couplet Transform
 beside a small RNN (``luong-dot``) per task.
 """
 
+import copy
 import html
 import json
 from pathlib import Path
@@ -70,17 +71,17 @@ def test_the_label_gives_heads_and_layers_after_the_rnn_variants(registry):
     assert registry.transformer_shape("couplet", "luong-dot") is None
 
 
-def test_the_state_keeps_every_layer_and_head_small_and_json_friendly(result):
+def test_the_state_keeps_every_layer_and_head_small(result):
     s = result.state
     S, T = len(s["source"]), len(s["output"])
     maps = s["maps"]
     assert (s["layers"], s["heads"]) == (L, H)
-    assert torch.tensor(maps["encoder"]).shape == (L, H, S, S)
-    assert torch.tensor(maps["decoder"]).shape == (L, H, T, T)
-    assert torch.tensor(maps["cross"]).shape == (L, H, T, S)
-    assert json.loads(json.dumps(s))["maps"] == maps
-    assert all(len(repr(w)) <= 6 for w in maps["cross"][0][0][0])  # 4 decimals: 0.1234
-    torch.testing.assert_close(torch.tensor(maps["cross"]).sum(-1), torch.ones(L, H, T), atol=1e-3, rtol=0)
+    assert maps["encoder"].shape == (L, H, S, S)
+    assert maps["decoder"].shape == (L, H, T, T)
+    assert maps["cross"].shape == (L, H, T, S)
+    assert all(m.dtype == torch.float16 for m in maps.values())  # 2 bytes a weight
+    json.dumps({k: v for k, v in s.items() if k not in ("maps", "sentences")})  # the rest stays plain values
+    torch.testing.assert_close(maps["cross"].float().sum(-1), torch.ones(L, H, T), atol=2e-3, rtol=0)
 
 
 def test_every_layer_and_head_has_its_three_maps(result):
@@ -116,12 +117,12 @@ def test_last_layer_mean_is_the_heatmap_the_decoder_reported(result):
     chosen = attention_view(result.state, None, False, L, MEAN)
     assert chosen.heatmap.data[0].z == default.heatmap.data[0].z == result.figure.data[0].z
     assert list(chosen.bars.data[0].y) == result.state["weights"][0]
-    mean = torch.tensor(result.state["maps"]["cross"])[-1].mean(0)
+    mean = result.state["maps"]["cross"][-1].float().mean(0)
     torch.testing.assert_close(mean, torch.tensor(result.state["weights"]), atol=1e-3, rtol=0)
 
 
 def test_switching_layer_or_head_re_plots_from_the_state_alone(result):
-    s = json.loads(json.dumps(result.state))  # what the tab keeps: no model, no decoding
+    s = copy.deepcopy(result.state)  # what the tab keeps: no model, no decoding
     figures = {(layer, head): attention_view(s, 2, False, layer, head) for layer in (1, 2) for head in (MEAN, "1", "2")}
     data = {key: view.heatmap.data[0].z for key, view in figures.items()}
     assert len({json.dumps(z) for z in data.values()}) == len(data)  # every layer and head differs
@@ -141,7 +142,7 @@ def test_info_line_names_layer_head_and_where_the_window_applies(result):
 
 def test_hard_attention_and_a_window_apply_to_every_head(registry):
     hard = run(registry, "couplet", "两个黄鹂鸣翠柳", Settings("transformer", hard=True, window="1"))
-    for layer in hard.state["maps"]["cross"]:
+    for layer in hard.state["maps"]["cross"].tolist():
         for head in layer:
             for row in head:
                 assert sorted(row)[-1] == 1.0 and sum(row) == 1.0  # one-hot

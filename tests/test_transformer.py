@@ -96,17 +96,35 @@ def test_positions_follow_the_paper():
     assert pe[pos, 2 * i + 1].item() == pytest.approx(math.cos(pos / 10000 ** (2 * i / 8)), abs=1e-5)
 
 
-def test_cached_steps_give_the_teacher_forced_logits_and_weights():
-    model = _model()
+@pytest.mark.parametrize("window,hard", [(None, False), (1, False), (None, True), (2, True)])
+def test_cached_steps_give_the_teacher_forced_logits_and_weights(window, hard):
+    model = _model(length_ratio=1.7)  # windows are placed at t · S / (S · 1.7), not at t
     src, lengths, tgt = _batch()
-    logits, weights = model(src, lengths, tgt)  # (B, T, V), (B, T, S)
+    logits, weights = model(src, lengths, tgt, window=window, hard=hard)  # (B, T, V), (B, T, S)
     memory, state = model.encode(src, lengths)
     for t in range(tgt.size(1)):
-        step = model.step(tgt[:, t], state, memory, t)
+        step = model.step(tgt[:, t], state, memory, t, window=window, hard=hard)
         state = step.state
         real = tgt[:, t] != 0
         torch.testing.assert_close(step.logits[real], logits[real, t], atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(step.weights[real], weights[real, t], atol=1e-6, rtol=1e-4)
+        if window is not None:
+            expected = t * lengths / (lengths * 1.7)  # p_t = t · S / T, T = S · length_ratio
+            torch.testing.assert_close(step.centre, torch.minimum(expected, lengths - 1.0))
+
+
+def test_sequences_longer_than_the_position_table():
+    model = _model()
+    src = torch.randint(4, 20, (1, 600))
+    tgt = torch.randint(4, 20, (1, 601))
+    tgt[0, 0] = 2
+    logits, _ = model(src, torch.tensor([600]), tgt)
+    memory, state = model.encode(src, torch.tensor([600]))
+    for t in range(601):
+        step = model.step(tgt[:, t], state, memory, t)
+        state = step.state
+    torch.testing.assert_close(step.logits, logits[:, -1], atol=1e-4, rtol=1e-4)
+    assert model.positions.size(0) == 512  # nothing was stored on the module
 
 
 def test_outputs_do_not_depend_on_the_rest_of_the_batch():
@@ -246,12 +264,27 @@ def test_push_then_pull_through_a_local_hub_server(tmp_path):
         assert torch.equal(back[name], tensor), name
 
 
-def test_the_maps_of_an_output_line_up_with_its_weights():
+@pytest.mark.parametrize("beam,window,hard,max_len", [(1, None, False, None), (3, None, False, None),
+                                                     (1, None, True, None), (3, 1, False, None), (1, None, False, 2)])
+def test_the_maps_of_an_output_line_up_with_its_weights(beam, window, hard, max_len):
     translator = _translator()
-    for beam, hard in ((1, False), (3, False), (1, True)):
-        out = translator.translate(["春风夏雨秋"], beam_size=beam, hard=hard)[0]
-        maps = translator.attention_maps(out, hard=hard)
+    texts = ["春风夏雨秋", "山水", "花鸟月冬雪山"]  # one padded batch
+    outs = translator.translate(texts, beam_size=beam, window=window, hard=hard, constrained=False, max_len=max_len)
+    for out in outs:
+        maps = translator.attention_maps(out, window=window, hard=hard)
         T, S = out.weights.shape
+        assert T == len(out.tokens) + out.finished  # an unfinished output has no <eos> row
         assert maps.cross.shape == (2, 4, T, S) and maps.decoder.shape == (2, 4, T, T)
         assert maps.encoder.shape == (2, 4, S, S)
         torch.testing.assert_close(maps.cross[-1].mean(0), out.weights)  # the heatmap is the last layer's mean
+    if max_len:
+        assert not any(out.finished for out in outs)
+
+
+def test_training_refuses_teacher_forcing_below_one_before_any_work(tmp_path):
+    from attention_core.training import TrainConfig, TrainError, fit
+
+    with pytest.raises(TrainError, match="teacher forcing 1"):
+        fit(get_task("couplet"), None, tmp_path / "m", dict(decoder="transformer", score="scaled_dot"),
+            TrainConfig(teacher_forcing=0.5), progress=False)
+    assert not (tmp_path / "m").exists()
