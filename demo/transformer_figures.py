@@ -153,6 +153,9 @@ def measure_heads(transformer: Translator, rnn: Translator, texts: Sequence[str]
     if rnn.tgt_vocab.itos != transformer.tgt_vocab.itos:
         raise ValueError("the Transformer and the RNN have different target vocabularies: cannot compare "
                          "their alignments on the same output")
+    if any(rnn.tokenize(t) != transformer.tokenize(t) for t in texts):
+        raise ValueError("the Transformer and the RNN split a source sentence differently: their alignments "
+                         "have different columns")
     if not texts:
         raise ValueError("no sentences to measure")
     outputs = transformer.translate(list(texts), beam_size=1)
