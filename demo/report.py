@@ -372,6 +372,16 @@ def write_figure_links(results: Path, registry: ModelRegistry) -> Path:
     return path
 
 
+def write_figures(results: Path, figures: dict[str, go.Figure]) -> list[Path]:
+    """Write ``results/figures/<stem>.html`` and ``.png`` for each ``{stem: figure}``; returns the PNG paths."""
+    paths = []
+    for stem, fig in figures.items():
+        path = Path(results) / "figures" / stem
+        _write_figure(fig, path)
+        paths.append(path.with_suffix(".png"))
+    return paths
+
+
 def _write_figure(fig: go.Figure, stem: Path) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     # plotly.js is written once beside the figures: the pages work offline

@@ -644,11 +644,6 @@ def write_theory_figures(results: Path, registry: ModelRegistry,
     Returns:
         The PNG paths written (the HTML lies beside each).
     """
-    from demo.report import _write_figure  # lazily: the report imports this module
+    from demo.report import write_figures  # lazily: the report imports this module
 
-    paths = []
-    for stem, fig in theory_figures(registry, bottleneck).items():
-        path = Path(results) / "figures" / stem
-        _write_figure(fig, path)
-        paths.append(path.with_suffix(".png"))
-    return paths
+    return write_figures(results, theory_figures(registry, bottleneck))

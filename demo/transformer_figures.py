@@ -444,7 +444,7 @@ def write_transformer_figures(results: Path, registry: ModelRegistry, data: str 
     Returns:
         The PNG paths written (the HTML lies beside each).
     """
-    from demo.report import _write_figure  # lazily: the report imports this module
+    from demo.report import write_figures  # lazily: the report imports this module
 
     have = registry.models.get("translation", {})
     missing = [v for v in (VARIANT, DEFAULT_VARIANT) if v not in have]
@@ -456,9 +456,4 @@ def write_transformer_figures(results: Path, registry: ModelRegistry, data: str 
     except DataError as err:
         print(f"note: no Transformer figures (no test split: {err})", file=sys.stderr)
         return []
-    paths = []
-    for stem, fig in transformer_figures(registry, texts).items():
-        path = Path(results) / "figures" / stem
-        _write_figure(fig, path)
-        paths.append(path.with_suffix(".png"))
-    return paths
+    return write_figures(results, transformer_figures(registry, texts))
