@@ -11,7 +11,7 @@ query that opens the app on the Transformer with the same input.
 | ``transformer-cross-heads`` | one sentence: the cross-attention of every layer × head |
 | ``transformer-agreement`` | per head, over test sentences: how often its argmax source position is the RNN's |
 | ``transformer-entropy`` | mean cross-attention entropy per layer and head, with the RNN's as a reference |
-| ``transformer-encoder-head`` | the encoder self-attention head with the clearest positional pattern |
+| ``transformer-encoder-head`` | the clearest encoder self-attention head; every head's pattern shares |
 
 The comparison with the RNN is made on the same output: the Transformer translates a test sentence
 (greedy), [`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps] gives every
@@ -208,7 +208,10 @@ def encoder_patterns(transformer: Translator, texts: Sequence[str]) -> Tensor:
     Returns:
         ``(L, h, len(PATTERNS))``: mean weight per query position on the previous position, itself, the next
         position, punctuation (Unicode category P; every punctuation key, itself included), and the one key
-        the head weighs most in that sentence (its heaviest column: a "hub" every position looks at).
+        the head weighs most in that sentence (its heaviest column, ``max_column_share``: a "hub" every position
+        looks at). The last is picked after the fact and overlaps the others (the heaviest key may be a
+        punctuation mark, and its column includes its own diagonal weight): it is biased upward, compare it
+        with ``hub_baseline``, not with ``1 / S``.
     """
     cfg = transformer.model.cfg
     total, queries = torch.zeros(cfg.num_layers, cfg.heads, len(PATTERNS)), 0
@@ -220,7 +223,52 @@ def encoder_patterns(transformer: Translator, texts: Sequence[str]) -> Tensor:
         total[..., 1] += enc.diagonal(dim1=-2, dim2=-1).sum(-1)
         total[..., 2] += enc.diagonal(offset=1, dim1=-2, dim2=-1).sum(-1)
         total[..., 3] += enc[..., punct].sum(dim=(-2, -1))
-        total[..., 4] += enc.sum(dim=-2).max(dim=-1).values  # (L, h): the heaviest column
+        total[..., 4] += max_column_share(enc) * S  # (L, h): the heaviest column
+        queries += S
+    return total / max(1, queries)
+
+
+def max_column_share(weights: Tensor) -> Tensor:
+    """The "one key for all" statistic: the heaviest key's total weight divided by the number of queries.
+
+    Args:
+        weights: Self-attention maps, ``(..., S, S)`` (rows are query positions, each a distribution).
+
+    Returns:
+        ``(...)``: the largest column sum over ``S``. It is a maximum chosen after the fact, so it is at least
+        ``1 / S`` for any map (exactly ``1 / S`` for uniform attention) and above ``1 / S`` for any sharp map,
+        even one whose rows pick their keys independently of each other.
+    """
+    return weights.sum(dim=-2).max(dim=-1).values / weights.size(-2)
+
+
+def shuffled_rows(weights: Tensor, generator: torch.Generator) -> Tensor:
+    """``weights`` with each row's values moved to randomly permuted key positions (each row keeps its sharpness).
+
+    The baseline of ``max_column_share``: rows as sharp as the head's own, but with no key shared on purpose.
+    """
+    order = torch.argsort(torch.rand(weights.shape, generator=generator), dim=-1)
+    return torch.gather(weights, -1, order)
+
+
+def hub_baseline(transformer: Translator, texts: Sequence[str], draws: int = 20, seed: int = 0) -> Tensor:
+    """Per encoder head, the "one key for all" share its maps would have if every row's keys were shuffled.
+
+    The same pooling as ``encoder_patterns`` (its ``hub`` entry), on ``shuffled_rows`` of each map, averaged
+    over ``draws`` shuffles: what the statistic gives for attention exactly as sharp as the head's but with
+    no common key. The head's ``hub`` share minus this is the part the statistic's bias does not explain.
+
+    Returns:
+        ``(L, h)``.
+    """
+    cfg = transformer.model.cfg
+    generator = torch.Generator().manual_seed(seed)
+    total, queries = torch.zeros(cfg.num_layers, cfg.heads), 0
+    for text in texts:
+        _, enc = encoder_maps(transformer, text)  # (L, h, S, S)
+        S = enc.size(-1)
+        for _ in range(draws):
+            total += max_column_share(shuffled_rows(enc, generator)) * S / draws
         queries += S
     return total / max(1, queries)
 
@@ -342,11 +390,13 @@ def entropy_figure(stats: HeadStats) -> go.Figure:
 
 
 def encoder_head_figure(transformer: Translator, patterns: Tensor, text: str = EXAMPLE_TEXT,
-                        sentences: int | None = None, uniform: float | None = None) -> go.Figure:
+                        sentences: int | None = None, uniform: float | None = None,
+                        baseline: Tensor | None = None) -> go.Figure:
     """The encoder head with the strongest non-self pattern on one sentence, beside every head's pattern shares.
 
     The head is chosen from ``patterns`` (``encoder_patterns``): the largest share on anything but the query
-    position itself (the previous or next token, punctuation, or one key for all).
+    position itself (the previous or next token, punctuation, or one key for all; with ``baseline``, the
+    last counts only its excess over the baseline, since its raw share is biased upward).
 
     Args:
         transformer: The Transformer.
@@ -354,11 +404,14 @@ def encoder_head_figure(transformer: Translator, patterns: Tensor, text: str = E
         text: The sentence shown.
         sentences: How many sentences ``patterns`` was measured on (for the title).
         uniform: The share a position would get from uniform attention, mean ``1 / S`` (a reference line).
+        baseline: ``hub_baseline`` of every head, ``(L, h)``: drawn beside the "one key for all" bars.
     """
     names = list(PATTERNS)
     L, h, _ = patterns.shape
     kinds = [n for n in names if n != "self"]
-    other = patterns[..., [names.index(n) for n in kinds]]  # (L, h, K)
+    other = patterns[..., [names.index(n) for n in kinds]].clone()  # (L, h, K)
+    if baseline is not None:
+        other[..., kinds.index("hub")] -= baseline
     best, K = int(other.flatten().argmax()), len(kinds)
     layer, head, kind = best // (h * K), best // K % h, kinds[best % K]
     share = float(patterns[layer, head, names.index(kind)])
@@ -375,6 +428,10 @@ def encoder_head_figure(transformer: Translator, patterns: Tensor, text: str = E
     for k, name in enumerate(names):
         fig.add_trace(go.Bar(x=heads, y=patterns[..., k].flatten().tolist(), name=PATTERNS[name],
                              hovertemplate="%{x}: %{y:.0%}<extra>" + name + "</extra>"), row=1, col=2)
+    if baseline is not None:
+        fig.add_trace(go.Bar(x=heads, y=baseline.flatten().tolist(), name="one key, rows shuffled 行打乱后",
+                             marker=dict(color="lightgray", pattern=dict(shape="/")),
+                             hovertemplate="%{x}: %{y:.0%}<extra>hub, rows shuffled</extra>"), row=1, col=2)
     if uniform is not None:
         fig.add_trace(go.Scatter(x=[heads[0], heads[-1]], y=[uniform, uniform], mode="lines",
                                  name=f"uniform 均匀 (1/S): {uniform:.0%}", line=dict(dash="dot", color="gray"),
@@ -382,6 +439,8 @@ def encoder_head_figure(transformer: Translator, patterns: Tensor, text: str = E
     fig.update_yaxes(tickformat=".0%", range=[0, min(1.0, 1.15 * float(patterns.max()))], row=1, col=2)
     fig.update_xaxes(title="layer·head 层·头", row=1, col=2)
     over = f" over {sentences} test sentences" if sentences else ""
+    if kind == "hub" and baseline is not None:
+        over += f" (rows shuffled: {float(baseline[layer, head]):.0%})"
     fig.update_annotations(font=dict(size=12))
     fig.update_layout(
         title=dict(text=f"a head that does something else<br>一个做别的事的头<br><sup>encoder self-attention on "
@@ -414,6 +473,7 @@ def transformer_figures(registry: ModelRegistry, texts: Sequence[str]) -> dict[s
         "transformer-encoder-head": encoder_head_figure(
             transformer, encoder_patterns(transformer, texts), sentences=len(texts),
             uniform=len(texts) / sum(len(transformer.tokenize(t)) for t in texts),  # mean 1/S per query position
+            baseline=hub_baseline(transformer, texts),
         ),
     }
 

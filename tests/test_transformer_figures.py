@@ -112,6 +112,33 @@ def test_encoder_pattern_shares_are_shares_of_each_query_positions_weight():
     assert (one[..., 4] >= 1 / S - 1e-6).all()  # the heaviest column holds at least the mean
 
 
+def test_the_heaviest_column_share_is_biased_and_its_shuffled_baseline_shows_it():
+    generator = torch.Generator().manual_seed(0)
+    uniform = torch.full((6, 6), 1 / 6)
+    assert tf.max_column_share(uniform) == pytest.approx(1 / 6)  # uniform attention: exactly 1/S
+    torch.testing.assert_close(tf.shuffled_rows(uniform, generator), uniform)
+    identity = torch.eye(6)  # every position looks at itself: no shared key, yet the statistic is 1/S
+    assert tf.max_column_share(identity) == pytest.approx(1 / 6)
+    scattered = torch.stack([tf.max_column_share(tf.shuffled_rows(identity, generator)) for _ in range(200)])
+    assert scattered.mean() > 1.5 / 6  # one-hot rows at random keys collide: the maximum exceeds 1/S
+    hub = torch.zeros(6, 6)
+    hub[:, 2] = 1.0  # every position looks at key 2
+    assert tf.max_column_share(hub) == pytest.approx(1.0)
+    shuffled = tf.shuffled_rows(hub, generator)
+    torch.testing.assert_close(shuffled.sum(-1), torch.ones(6))  # each row keeps its weights
+    assert torch.equal(shuffled.sort(-1).values, hub.sort(-1).values)
+
+
+def test_the_hub_baseline_pools_like_the_pattern_shares():
+    baseline = tf.hub_baseline(TRANSFORMER, TEXTS, draws=3)
+    assert baseline.shape == (2, 4)
+    S = [len(TRANSFORMER.tokenize(t)) for t in TEXTS]
+    assert (baseline >= len(TEXTS) / sum(S) - 1e-6).all() and (baseline <= 1).all()
+    torch.testing.assert_close(tf.hub_baseline(TRANSFORMER, TEXTS, draws=3), baseline)  # seeded
+    figure = tf.encoder_head_figure(TRANSFORMER, tf.encoder_patterns(TRANSFORMER, TEXTS), baseline=baseline)
+    assert figure.data[-1].y == tuple(baseline.flatten().tolist())
+
+
 def test_every_figure_is_drawn_and_linked_to_the_transformer_in_the_app():
     figures = tf.transformer_figures(_registry(), TEXTS)
     links = tf.transformer_figure_links()
