@@ -81,15 +81,13 @@ def training_rows(models: Path) -> list[dict]:
 
 
 def markdown(quality: list[dict], training: list[dict], bench: dict | None) -> str:
-    """The comparison page."""
+    """The comparison as Markdown with ``###`` sections (the docs include it under a ``##`` heading)."""
     lines = [
-        "# The Transformer beside the RNN variants",
-        "",
         "Same splits, vocabularies, training budget (epochs, early stopping, learning rate schedule) and "
         "decoding as the RNN zoo; the Transformer (2 + 2 layers, d_model 192, 4 heads, pre-LN, tied "
         "embeddings) has 3.3 M parameters against 2.7–3.1 M. Written by `attention-lab report`.",
         "",
-        "## Quality (test sets, beam 5; couplets with the reader's rules)",
+        "### Quality (test sets, beam 5; couplets with the reader's rules)",
         "",
         "| test set | RNN | BLEU Transformer | BLEU RNN | Transformer − RNN [95 % CI] | chrF Transformer | chrF RNN "
         "| mean attention entropy Transformer / RNN (nats) |",
@@ -106,7 +104,7 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None) -> s
         "The Transformer's entropy is that of its last layer's encoder–decoder attention, averaged over heads "
         "(the map the app shows by default).",
         "",
-        "## Training (from each model's own log)",
+        "### Training (from each model's own log)",
         "",
         "| task | variant | epochs run | best epoch | best dev BLEU | training minutes | median pairs/s logged |",
         "|---|---|---|---|---|---|---|",
@@ -119,7 +117,7 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None) -> s
     if bench:
         speed = {row["variant"]: row["fp32"]["pairs_per_s"] for row in bench["training"]}
         latency = {(row["task"], row["variant"]): row for row in bench["latency"]}
-        lines += ["## Speed (`python benchmarks/transformer.py`, one process)", "",
+        lines += ["### Speed (`python benchmarks/transformer.py`, one process)", "",
                   "| measure | Transformer | luong-general | ratio |", "|---|---|---|---|"]
         if TRANSFORMER in speed and DEFAULT_VARIANT in speed:
             a, b = speed[TRANSFORMER], speed[DEFAULT_VARIANT]
