@@ -75,7 +75,7 @@ def training_rows(models: Path) -> list[dict]:
                 "task": task, "variant": variant, "epochs": len(history), "best_epoch": best["epoch"],
                 "best_dev_bleu": best["dev_bleu"],
                 "train_minutes": round(sum(h["seconds"] for h in history) / 60, 1),
-                "median_pairs_per_s": statistics.median(h["pairs_per_s"] for h in history),
+                "median_pairs_per_s": round(statistics.median(h["pairs_per_s"] for h in history), 1),
             })
     return rows
 
@@ -118,7 +118,7 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None) -> s
         speed = {row["variant"]: row["fp32"]["pairs_per_s"] for row in bench["training"]}
         latency = {(row["task"], row["variant"]): row for row in bench["latency"]}
         lines += ["### Speed (`python benchmarks/transformer.py`, one process)", "",
-                  "| measure | Transformer | luong-general | ratio |", "|---|---|---|---|"]
+                  "| measure | Transformer | luong-general | Transformer ÷ luong-general |", "|---|---|---|---|"]
         if TRANSFORMER in speed and DEFAULT_VARIANT in speed:
             a, b = speed[TRANSFORMER], speed[DEFAULT_VARIANT]
             lines.append(f"| training pairs/s (fp32, batch 64) | {a} | {b} | {a / b:.2f}× |")

@@ -179,6 +179,24 @@ def test_the_bundled_models_pass_validation():
         assert translator.model.cfg.eos_id == translator.tgt_vocab.eos_id
 
 
+def test_the_bundled_zoo_is_complete_loads_offline_and_stays_under_the_size_cap():
+    """Every zoo variant of both tasks, the Transformers included, in at most 120 MB (issue #17's cap)."""
+    from attention_core.transformer import Transformer
+    from attention_core.zoo import VARIANTS
+
+    root = Path(__file__).resolve().parents[1] / "models"
+    assert sorted(p.parent.relative_to(root).as_posix() for p in root.glob("*/*/config.json")) == sorted(
+        f"{task}/{variant}" for task in ("translation", "couplet") for variant in VARIANTS)
+    size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+    assert size <= 120e6, f"models/ holds {size / 1e6:.1f} MB"
+    for task in ("translation", "couplet"):
+        translator = load_folder(root / task / "transformer")
+        assert isinstance(translator.model, Transformer)
+        params = sum(p.numel() for p in translator.model.parameters())
+        rnn = sum(p.numel() for p in load_folder(root / task / "luong-general").model.parameters())
+        assert 0.8 < params / rnn < 1.25  # a parameter count comparable to the RNN variants'
+
+
 def test_size_estimate_runs_on_the_meta_device_and_counts_parameters():
     cfg = _translator().model.cfg
     shapes = expected_tensors(cfg)
