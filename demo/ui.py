@@ -88,7 +88,9 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task),
                                label="score function / variant 注意力类型", elem_id=f"{task}-variant")
     gr.Markdown(_doc("theory/scores", "How the decoder scores each source position: dot, scaled dot, "
-                     "general (bilinear), concat (additive), or no attention at all."))
+                     "general (bilinear), concat (additive), or no attention at all.")
+                + " " + _doc("theory/transformer", "The Transformer scores with scaled dot in several heads and "
+                             "layers at once."))
     c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口")
     gr.Markdown(_doc("theory/local", "global = every source position; D = only positions within ±D of the "
                      "centre (local-m: t·S/T; local-p models: their predicted p_t)."))
