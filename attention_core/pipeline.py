@@ -14,7 +14,7 @@ from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.data import Task
 from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
-from attention_core.subword import word_spans
+from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences
 from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
@@ -60,16 +60,13 @@ class Output:
         """The alignment with subword pieces merged into words.
 
         Each word's row is the mean of its pieces' rows (still a distribution over the source);
-        outputs of whole-token models come back unchanged.
+        outputs of whole-token models come back unchanged (see
+        [`subword.word_rows`][attention_core.subword.word_rows]).
 
         Returns:
             ``(word labels, weights (W, S))``, ``<eos>`` last when it was produced.
         """
-        spans = word_spans(self.row_labels)
-        if len(spans) == len(self.row_labels):
-            return self.row_labels, self.weights
-        rows = [self.weights[index].mean(dim=0) for _, index in spans]
-        return [word for word, _ in spans], torch.stack(rows) if rows else self.weights
+        return word_rows(self.row_labels, self.weights)
 
 
 @dataclass

@@ -25,7 +25,9 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from torch import Tensor
 
 from attention_core.vocab import SPECIALS, UNK
 
@@ -54,6 +56,25 @@ def word_spans(pieces: Sequence[str]) -> list[tuple[str, list[int]]]:
             spans.append((piece[len(CONTINUE):] if piece.startswith(CONTINUE) and len(piece) > len(CONTINUE)
                           else piece, [i]))
     return spans
+
+
+def word_rows(labels: Sequence[str], weights: Tensor) -> tuple[list[str], Tensor]:
+    """Merge the rows of subword pieces into word rows, each the mean of its pieces' rows.
+
+    Args:
+        labels: Row labels (pieces, or words, with ``<eos>`` last when it was produced).
+        weights: Maps whose second-to-last dimension is the rows, ``(..., T, S)`` (one attention
+            matrix, or every layer and head of a Transformer).
+
+    Returns:
+        ``(word labels, weights (..., W, S))``; each merged row is still a distribution. Whole-word
+        rows come back unchanged.
+    """
+    spans = word_spans(labels)
+    if len(spans) == len(labels):
+        return list(labels), weights
+    rows = [weights[..., index, :].mean(dim=-2) for _, index in spans]
+    return [word for word, _ in spans], torch.stack(rows, dim=-2)
 
 
 def merge_pieces(pieces: Sequence[str]) -> list[str]:

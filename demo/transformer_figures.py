@@ -38,7 +38,7 @@ from torch import Tensor
 from attention_core.data import DataError, load_splits
 from attention_core.metrics import attention_entropy, diagonality
 from attention_core.pipeline import Translator
-from attention_core.subword import word_spans
+from attention_core.subword import word_rows
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
 from demo.plots import COLORSCALE
@@ -65,23 +65,6 @@ PATTERNS = {
 def _escape(text: str) -> str:
     """Escape a label for plotly's HTML subset."""
     return html.escape(text, quote=False)
-
-
-def word_rows(labels: Sequence[str], weights: Tensor) -> tuple[list[str], Tensor]:
-    """Merge the rows of subword pieces into word rows (the mean of their pieces' rows), as the app shows them.
-
-    Args:
-        labels: Row labels (``Output.row_labels``).
-        weights: Any maps whose second-to-last dimension is the rows, ``(..., T, S)``.
-
-    Returns:
-        ``(word labels, weights (..., W, S))``; each merged row is still a distribution.
-    """
-    spans = word_spans(labels)
-    if len(spans) == len(labels):
-        return list(labels), weights
-    rows = [weights[..., index, :].mean(dim=-2) for _, index in spans]
-    return [word for word, _ in spans], torch.stack(rows, dim=-2)
 
 
 def head_agreement(cross: Tensor, reference: Tensor) -> Tensor:

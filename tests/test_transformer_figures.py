@@ -11,6 +11,7 @@ from attention_core.data import get_task
 from attention_core.metrics import attention_entropy
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
+from attention_core.subword import word_rows
 from attention_core.vocab import Vocab
 from demo import transformer_figures as tf
 from demo.links import parse_query
@@ -58,7 +59,7 @@ def test_entropy_of_a_one_hot_map_is_zero_and_of_a_uniform_map_log_s():
 
 def test_word_rows_average_the_pieces_of_a_word():
     weights = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]).expand(2, 3, 3, 2)  # (L, h, T, S)
-    labels, merged = tf.word_rows(["break", "##fast", "<eos>"], weights)
+    labels, merged = word_rows(["break", "##fast", "<eos>"], weights)
     assert labels == ["breakfast", "<eos>"]
     torch.testing.assert_close(merged[1, 2], torch.tensor([[0.5, 0.5], [0.5, 0.5]]))
 
