@@ -590,14 +590,19 @@ def sentence_view(state: dict | None, index: int | None, pieces: bool = False, l
         ``(state with that sentence current, heatmap, bars at its first step)``; a Transformer's
         self-attention views follow from [`attention_view`][demo.handlers.attention_view] on that state.
     """
-    sentences = (state or {}).get("sentences", [])
-    if not sentences:
+    if not (state or {}).get("sentences"):
         empty = message_figure("Run a sentence first. 请先运行一句。")
         return state or {}, empty, empty
-    i = max(0, min(int(index or 0), len(sentences) - 1))
-    state = {**state, **sentences[i], "sentence": i}  # the request's info and variant stay
+    state = with_sentence(state, index)
     heat, bars = step_view(state, 1, pieces, layer, head)
     return state, heat, bars
+
+
+def with_sentence(state: dict, index: int | None) -> dict:
+    """The state with sentence ``index`` (clamped to the paragraph) current; the request's info and variant stay."""
+    sentences = state["sentences"]
+    i = max(0, min(int(index or 0), len(sentences) - 1))
+    return {**state, **sentences[i], "sentence": i}
 
 
 def step_view(state: dict | None, step: int, pieces: bool = False, layer: object = None,

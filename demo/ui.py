@@ -24,6 +24,7 @@ from demo.handlers import (
     run,
     sentence_labels,
     view_choices,
+    with_sentence,
 )
 from demo.links import docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
@@ -246,11 +247,9 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             return views(attention_view(state_value, step_value, bool(pieces_value), layer_value, head_value))
 
         def pick(state_value: dict, index: int, pieces_value: bool, layer_value: object, head_value: object) -> tuple:
-            sentences = (state_value or {}).get("sentences", [])
-            if not sentences:
+            if not (state_value or {}).get("sentences"):
                 return (state_value or {}, *views(attention_view(state_value)), gr.skip())
-            i = max(0, min(int(index or 0), len(sentences) - 1))
-            new_state = {**state_value, **sentences[i], "sentence": i}  # the request's info and variant stay
+            new_state = with_sentence(state_value, index)
             steps = max(1, len(new_state.get("output", [])))
             return (new_state, *views(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value)),
                     gr.Slider(1, steps, value=1, step=1))
