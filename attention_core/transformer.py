@@ -340,12 +340,21 @@ class Transformer(nn.Module):
         x = embedding(ids) * math.sqrt(self.cfg.hidden_size) + table[offset : offset + N]
         return self.dropout(x)
 
-    def _window(self, window: int | None, steps: Tensor, memory: TransformerMemory) -> Window | None:
-        """A local-m window over the source for queries at ``steps`` ``(T,)`` (decode-time only)."""
+    def _window(self, window: int | None, steps: Tensor, src_mask: Tensor, tgt_lengths: Tensor) -> Window | None:
+        """A local-m window over the source for queries at ``steps`` ``(T,)``, or ``None`` when global.
+
+        ``src_mask`` ``(B, S)`` gives the real source lengths, ``tgt_lengths`` ``(B,)`` the target lengths.
+        """
         if window is None:
             return None
-        centre = MonotonicCentre.place(steps, memory.mask.sum(dim=1), memory.tgt_lengths)  # (B, T)
+        centre = MonotonicCentre.place(steps, src_mask.sum(dim=1), tgt_lengths)  # (B, T)
         return Window(centre, window)
+
+    def _target_lengths(self, src_lengths: Tensor, tgt_lengths: Tensor | None, device: torch.device) -> Tensor:
+        """Target lengths ``(B,)`` as floats: the given ones, or the expected ``S · length_ratio``."""
+        if tgt_lengths is None:
+            tgt_lengths = src_lengths.to(device).float() * self.cfg.length_ratio
+        return tgt_lengths.to(device).float()
 
     def _encode(self, src: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
         """Encoder stack: outputs ``(B, S, D)``, mask ``(B, S)`` and per-layer self-attention."""
@@ -373,13 +382,11 @@ class Transformer(nn.Module):
             ``(memory, state)``, the state an empty self-attention cache.
         """
         values, mask, _ = self._encode(src, src_lengths)
-        if tgt_lengths is None:
-            tgt_lengths = src_lengths.to(src.device).float() * self.cfg.length_ratio
         memory = TransformerMemory(
             values=values,
             mask=mask,
             cross=[layer.cross_attn.project_keys(values) for layer in self.decoder_layers],
-            tgt_lengths=tgt_lengths.to(src.device).float(),
+            tgt_lengths=self._target_lengths(src_lengths, tgt_lengths, src.device),
         )
         B, h, d_k = src.size(0), self.cfg.heads, self.cfg.hidden_size // self.cfg.heads
         empty = values.new_zeros(B, h, 0, d_k)
@@ -411,7 +418,8 @@ class Transformer(nn.Module):
         x = self._embed(self.tgt_embedding, y_prev.unsqueeze(1), offset=t)  # (B, 1, D)
         B = x.size(0)
         self_mask = torch.ones(B, 1, t + 1, dtype=torch.bool, device=x.device)  # the prefix is all real
-        spec = self._window(self.resolve_window(window), torch.tensor([t], device=x.device), memory)
+        spec = self._window(self.resolve_window(window), torch.tensor([t], device=x.device), memory.mask,
+                            memory.tgt_lengths)
         past, cross_weights = [], None
         for layer, cache, cross in zip(self.decoder_layers, state.past, memory.cross):
             x, cache, _, cross_weights = layer(x, cache, self_mask, cross, memory.mask, spec, hard)
@@ -443,15 +451,13 @@ class Transformer(nn.Module):
             ``(hidden, maps)``: final decoder states ``(B, T, D)`` and every attention weight.
         """
         values, src_mask, encoder_maps = self._encode(src, src_lengths)
-        if tgt_lengths is None:
-            tgt_lengths = src_lengths.to(src.device).float() * self.cfg.length_ratio
-        memory = TransformerMemory(values, src_mask, [], tgt_lengths.to(src.device).float())
         B, T = tgt_in.shape
         causal = torch.ones(T, T, dtype=torch.bool, device=src.device).tril()  # (T, T): no look-ahead
         real = tgt_in != self.cfg.pad_id  # (B, T)
         real[:, 0] = True  # <bos> is always there, so every row keeps a key
         self_mask = causal.unsqueeze(0) & real.unsqueeze(1)  # (B, T, T)
-        spec = self._window(self.resolve_window(window), torch.arange(T, device=src.device), memory)
+        spec = self._window(self.resolve_window(window), torch.arange(T, device=src.device), src_mask,
+                            self._target_lengths(src_lengths, tgt_lengths, src.device))
         x = self._embed(self.tgt_embedding, tgt_in)
         self_maps, cross_maps = [], []
         for layer in self.decoder_layers:
