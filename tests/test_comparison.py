@@ -58,3 +58,30 @@ def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
     assert "| translation: one sentence, greedy (ms) | 20.0 | 10.0 | 2.00× |" in page
     assert "| translation | `transformer` | 3 | 2 | 12.5 | 3.0 | 302.0 |" in page
     assert write_comparison(results, models, {"translation": {}}, {}) is None
+
+
+def test_sizes_are_read_from_the_saved_models(tmp_path):
+    from attention_core.config import ModelConfig
+    from attention_core.data import get_task
+    from attention_core.hub import save_pretrained
+    from attention_core.pipeline import Translator
+    from attention_core.seq2seq import build_model
+    from attention_core.vocab import Vocab
+    from demo.comparison import size_rows
+
+    vocab = Vocab(list("春风夏雨"))
+    options = {"luong-general": dict(hidden_size=8, emb_size=4, tie_embeddings=True),
+               "transformer": dict(decoder="transformer", score="scaled_dot", hidden_size=8, emb_size=8, heads=2,
+                                   ff_size=16, num_layers=2, tie_embeddings=True, share_embeddings=True)}
+    counts = {}
+    for variant, kw in options.items():
+        model = build_model(ModelConfig(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab), **kw))
+        counts[variant] = sum(p.numel() for p in model.parameters())  # shared weights once
+        save_pretrained(Translator(model, vocab, vocab, get_task("couplet")), tmp_path / "couplet" / variant)
+    rows = size_rows(tmp_path)
+    assert [(r["variant"], r["parameters"]) for r in rows] == list(counts.items())
+    assert rows[1]["shape"] == "2 + 2 layers, d_model 8, 2 heads, feed-forward 16"
+    assert rows[0]["shape"] == "bi-LSTM hidden 8, embeddings 4, luong general"
+    page = markdown([], [], None, rows)
+    assert f"| couplet | `transformer` | 2 + 2 layers, d_model 8, 2 heads, feed-forward 16 | " \
+           f"{counts['transformer'] / 1e6:.2f} M |" in page
