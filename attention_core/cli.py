@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default {DEFAULT_DATA})")
     p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
+    p.add_argument("--init", default=None, metavar="MODEL",
+                   help="continue a trained model (folder or Hub repo id) with a fresh optimiser: its architecture, "
+                        "vocabularies and data split are kept, and --epochs counts from its first epoch")
     p.add_argument("--decoder", choices=[*DECODERS, TRANSFORMER], default="luong",
                    help="transformer: a Transformer encoder-decoder (set --emb equal to --hidden)")
     p.add_argument("--score", choices=list(SCORES), default=None,
@@ -101,9 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dropout", type=float, default=0.2)
     p.add_argument("--tie-embeddings", action="store_true", help="output layer reuses target embeddings")
     p.add_argument("--share-embeddings", action="store_true", help="one vocabulary and embedding (couplets)")
-    p.add_argument("--extra", nargs="*", default=[],
-                   help="extra training folders in --data: poetry-couplet (couplets), cmn-eng-extra (translation)")
-    p.add_argument("--split-seed", type=int, default=1234)
+    p.add_argument("--extra", nargs="*", default=None,
+                   help="extra training folders in --data: poetry-couplet (couplets), cmn-eng-extra (translation); "
+                        "default: none, or the --init model's")
+    p.add_argument("--split-seed", type=int, default=None, help="default: 1234, or the --init model's")
     for field, default in TrainConfig().__dict__.items():
         flag = "--" + field.replace("_", "-")
         kind = type(default) if default is not None else int
@@ -199,7 +203,11 @@ def _load(model: str, device: str | None) -> Translator:
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "train":
         train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")})
-        options = dict(
+        init = _load(args.init, args.device) if args.init else None
+        data_info = init.meta.get("data", {}) if init else {}
+        seed = args.split_seed if args.split_seed is not None else data_info.get("seed", 1234)
+        extra = args.extra if args.extra is not None else data_info.get("extra", [])
+        options = {} if init else dict(
             decoder=args.decoder,
             score=args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general"),
             attention=args.attention,
@@ -214,7 +222,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             tie_embeddings=args.tie_embeddings,
             share_embeddings=args.share_embeddings,
         )
-        splits = load_splits(args.task, args.data, args.split_seed, args.extra)
+        splits = load_splits(args.task, args.data, seed, extra)
         if splits.info.get("skipped_lines"):
             print(
                 f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
@@ -230,6 +238,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             args.device,
             progress=not args.quiet,
             command="attention-lab " + shlex.join(argv),
+            init=init,
         )
         print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
         return 0

@@ -294,12 +294,20 @@ def fit(
     device: str | None = None,
     progress: bool = True,
     command: str | None = None,
+    init: Translator | None = None,
 ) -> dict:
     """Train a model on a task's splits, checkpointing every epoch.
 
     The best model (by dev BLEU) is written to ``out_dir`` as a Hub-ready folder; the resumable
     state (weights, optimiser, scheduler, random states, history) goes to ``out_dir/checkpoint.pt``
     after every epoch, atomically. ``resume=True`` continues exactly where a killed run stopped.
+
+    ``init`` continues a trained model instead of starting from random weights: its weights,
+    architecture, vocabularies (and subwords) are kept, the optimiser and scheduler start afresh
+    with ``train_cfg``, and the epochs go on from the model's history (``train_cfg.epochs`` counts
+    from its first epoch, so the epoch seeds and a curriculum's later epochs are those of one long
+    run). The model counts as the best so far, with its own best dev BLEU, and is written to
+    ``out_dir`` before the first epoch. Pass the same ``init`` again to resume such a run.
 
     Args:
         task: The task.
@@ -311,15 +319,19 @@ def fit(
         device: Force a device (default: CUDA if available).
         progress: Show a progress bar.
         command: The command line, recorded in the model's metadata.
+        init: A trained model to continue (fine-tuning); ``model_options`` may then only repeat
+            its settings.
 
     Returns:
         A summary: best dev BLEU, epochs run, whether training finished, the history.
 
     Raises:
-        TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false.
+        TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false, or ``init`` belongs
+            to another task, disagrees with ``model_options`` or has already run ``train_cfg.epochs``.
     """
     train_cfg.validate()
-    if model_options.get("decoder") == TRANSFORMER and train_cfg.teacher_forcing < 1.0:
+    decoder = init.model.cfg.decoder if init is not None else model_options.get("decoder")
+    if decoder == TRANSFORMER and train_cfg.teacher_forcing < 1.0:
         raise TrainError("a Transformer trains with teacher forcing 1 (every target position at once); "
                          f"got teacher_forcing={train_cfg.teacher_forcing}")
     rank, world = _distributed()
@@ -337,23 +349,31 @@ def fit(
 
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
-    if train_cfg.subword_vocab:
-        task = task.with_subwords(_subwords(out / SUBWORDS, task, train_pairs, train_cfg.subword_vocab, resume))
-    src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
-                                        bool(model_options.get("share_embeddings")))
+    if init is not None:
+        task, src_vocab, tgt_vocab = _check_init(init, task, model_options, train_cfg)
+    else:
+        if train_cfg.subword_vocab:
+            task = task.with_subwords(_subwords(out / SUBWORDS, task, train_pairs, train_cfg.subword_vocab, resume))
+        src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
+                                            bool(model_options.get("share_embeddings")))
     main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
     own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
     extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
     examples = own + extra
     if not examples:
         raise TrainError("no training pairs left after tokenisation and length filtering")
-    cfg = ModelConfig(
-        src_vocab_size=len(src_vocab),
-        tgt_vocab_size=len(tgt_vocab),
-        length_ratio=round(length_ratio(examples), 4),
-        **model_options,
-    ).validate()
+    if init is not None:
+        cfg = init.model.cfg
+    else:
+        cfg = ModelConfig(
+            src_vocab_size=len(src_vocab),
+            tgt_vocab_size=len(tgt_vocab),
+            length_ratio=round(length_ratio(examples), 4),
+            **model_options,
+        ).validate()
     model = build_model(cfg).to(dev_)
+    if init is not None:
+        model.load_state_dict({k: v.float() for k, v in init.model.state_dict().items()})
     train_model: torch.nn.Module = model
     if world > 1:
         train_model = DistributedDataParallel(model, device_ids=[dev_.index] if dev_.type == "cuda" else None)
@@ -367,6 +387,9 @@ def fit(
     )
     scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
+    if init is not None:
+        history = list(init.meta.get("history") or [])
+        state.update(epoch=len(history), history=history, best_bleu=float(init.meta.get("best_dev_bleu", -1.0)))
     if resume and ckpt_path.exists():
         ckpt = torch.load(ckpt_path, map_location=dev_, weights_only=True)
         model.load_state_dict(ckpt["model"])
@@ -385,7 +408,15 @@ def fit(
         "history": state["history"],
         "source_lengths": source_lengths(examples),
     }
+    if init is not None:
+        meta["continued_from"] = {
+            "epochs": len(init.meta.get("history") or []),
+            **{k: init.meta.get(k) for k in ("command", "train", "precision", "best_dev_bleu")},
+        }
     translator = Translator(model, src_vocab, tgt_vocab, task, meta)
+    if init is not None and not (resume and ckpt_path.exists()) and rank == 0:
+        meta["best_dev_bleu"] = round(state["best_bleu"], 2)
+        save_pretrained(translator, out)  # the best model so far, should no epoch beat it
     if rank == 0:
         log = {
             "train_pairs": len(examples),
@@ -480,6 +511,24 @@ def fit(
         "history": state["history"],
         "out_dir": str(out),
     }
+
+
+def _check_init(
+    init: Translator, task: Task, model_options: dict, train_cfg: TrainConfig
+) -> tuple[Task, Vocab, Vocab]:
+    """The task (with the model's subwords) and vocabularies a continued model trains with."""
+    if init.task.name != task.name:
+        raise TrainError(f"the model to continue is a {init.task.name} model, not a {task.name} one")
+    settings = dataclasses.asdict(init.model.cfg)
+    clash = [f"{k}={v!r} (the model has {settings[k]!r})" for k, v in model_options.items()
+             if k in settings and settings[k] != v]
+    if clash:
+        raise TrainError("a continued model keeps its architecture; these settings differ: " + ", ".join(clash))
+    done = len(init.meta.get("history") or [])
+    if done >= train_cfg.epochs:
+        raise TrainError(f"the model to continue has already trained {done} epochs; epochs count from its "
+                         f"first epoch, so set more than {done} (got {train_cfg.epochs})")
+    return init.task, init.src_vocab, init.tgt_vocab
 
 
 def _subwords(path: Path, task: Task, train_pairs: Sequence[tuple[str, str]], size: int, resume: bool) -> Subwords:

@@ -2,9 +2,11 @@
 
 ``attention-lab zoo`` trains each variant in [`ZOO_ORDER`][attention_core.zoo.ZOO_ORDER] into
 ``runs/<task>/<variant>/`` (skipping finished ones, resuming an interrupted one from its last
-checkpoint), exports a float16 copy with its model card to ``models/<task>/<variant>/`` and writes
-greedy and beam-5 evaluation reports to ``results/eval/``. Within a task every variant has the same
-sizes and training budget, so the comparison is about attention alone.
+checkpoint), continues it in ``runs/<task>/<variant>-continued/`` when the task's recipe has a
+second stage ([`TaskRecipe.continued`][attention_core.zoo.TaskRecipe]), exports a float16 copy with
+its model card to ``models/<task>/<variant>/`` and writes greedy and beam-5 evaluation reports to
+``results/eval/``. Within a task every variant has the same sizes and training budget, so the
+comparison is about attention alone.
 """
 
 from __future__ import annotations
@@ -51,12 +53,16 @@ class TaskRecipe:
         train: Training settings.
         window: Half-width ``D`` of the local-p variant.
         extra: Extra training folders in the data folder (``poetry-couplet``, ``cmn-eng-extra``).
+        continued: A second stage: the finished first-stage model is continued with these settings
+            and a fresh optimiser (``fit(init=...)``; its ``epochs`` count from the first stage's
+            first epoch). ``None``: one stage.
     """
 
     model: dict
     train: TrainConfig
     window: int
     extra: list[str] = field(default_factory=list)
+    continued: TrainConfig | None = None
 
 
 RECIPES: dict[str, TaskRecipe] = {
@@ -275,6 +281,11 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}), flush=True)
     fit(TASKS[task], splits, run_dir, options, train_cfg, resume=True, device=device, progress=progress,
         command=command)
+    continued = RECIPES[task].continued
+    if continued is not None:
+        first, run_dir = load_folder(run_dir), runs / task / f"{variant}-continued"
+        fit(TASKS[task], splits, run_dir, options, replace(continued, precision=precision), resume=True,
+            device=device, progress=progress, command=command, init=first)
     trained = load_folder(run_dir)
     if trained.tgt_vocab.counts is None:  # a run from before vocabularies kept their counts
         add_counts(trained, splits, train_cfg, options)

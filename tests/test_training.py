@@ -141,3 +141,72 @@ def test_curriculum_trains_on_everything_then_on_own_pairs_plus_a_fresh_extra_dr
     assert vocab.counts[vocab.stoi["流"]] == 80 and "黄" in vocab  # the vocabulary covers the extra data
     with pytest.raises(ValueError, match="extra_ratio"):
         TrainConfig(extra_ratio=-1).validate()
+
+
+def _small_run(out: Path, epochs: int, **cfg) -> tuple[Splits, dict]:
+    splits = load_splits("translation", data_dir())
+    train_cfg = TrainConfig(epochs=epochs, max_dev=30, batch_size=32, **{"max_train": 600, **cfg})
+    return splits, fit(get_task("translation"), splits, out, dict(hidden_size=32, emb_size=16), train_cfg,
+                       progress=False)
+
+
+def test_continuing_a_model_keeps_its_weights_vocabularies_and_history(tmp_path):
+    splits, first = _small_run(tmp_path / "first", 1, max_train=300)
+    init = load_folder(tmp_path / "first")
+    more = TrainConfig(epochs=3, max_train=1200, max_dev=30, batch_size=32, lr=5e-4)
+    result = fit(get_task("translation"), splits, tmp_path / "more", {}, more, progress=False, init=init)
+
+    assert [r["epoch"] for r in result["history"]] == [1, 2, 3]
+    assert result["history"][0] == first["history"][0]
+    assert result["history"][1]["lr"] == 5e-4
+    continued = load_folder(tmp_path / "more")
+    # 1,200 pairs would build a larger vocabulary; the continued model keeps the one it was trained with
+    assert continued.src_vocab.itos == init.src_vocab.itos and continued.tgt_vocab.itos == init.tgt_vocab.itos
+    assert continued.meta["continued_from"]["epochs"] == 1
+    assert continued.meta["continued_from"]["train"]["max_train"] == 300
+    assert continued.meta["train"]["max_train"] == 1200
+
+
+def test_a_continued_run_that_never_improves_keeps_the_model_it_started_from(tmp_path):
+    splits, _ = _small_run(tmp_path / "first", 1)
+    init = load_folder(tmp_path / "first")
+    init.meta["best_dev_bleu"] = 100.0  # no epoch can beat it
+    fit(get_task("translation"), splits, tmp_path / "more", {}, TrainConfig(epochs=2, max_train=600, max_dev=30),
+        progress=False, init=init)
+    kept = load_folder(tmp_path / "more")  # written before the first epoch, from the model that trains
+    for name, tensor in init.model.state_dict().items():
+        assert torch.equal(tensor, kept.model.state_dict()[name]), name
+    assert len(kept.meta["history"]) == 1  # the saved model is the one from before the continued epoch
+
+
+def test_continuing_refuses_another_task_architecture_or_too_few_epochs(tmp_path):
+    splits, _ = _small_run(tmp_path / "first", 1)
+    init = load_folder(tmp_path / "first")
+    task, cfg = get_task("translation"), TrainConfig(epochs=2, max_train=600, max_dev=30)
+    with pytest.raises(TrainError, match="couplet"):
+        fit(get_task("couplet"), splits, tmp_path / "a", {}, cfg, progress=False, init=init)
+    with pytest.raises(TrainError, match="hidden_size=64"):
+        fit(task, splits, tmp_path / "b", dict(hidden_size=64, emb_size=16), cfg, progress=False, init=init)
+    with pytest.raises(TrainError, match="already trained 1 epochs"):
+        fit(task, splits, tmp_path / "c", {}, TrainConfig(epochs=1), progress=False, init=init)
+    assert not any((tmp_path / name).exists() for name in "abc")
+    fit(task, splits, tmp_path / "d", dict(hidden_size=32), cfg, progress=False, init=init)  # repeating is fine
+
+
+def test_cli_continues_a_model_on_its_own_split(tmp_path):
+    first = tmp_path / "first"
+    ok = subprocess.run([sys.executable, *_cli_train(first, "--max-train", "300", "--max-dev", "20", "--epochs", "1",
+                                                     "--hidden", "16", "--emb", "8", "--split-seed", "7")],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    more = tmp_path / "more"
+    run = subprocess.run([sys.executable, *_cli_train(more, "--init", str(first), "--max-train", "300",
+                                                      "--max-dev", "20", "--epochs", "2")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    meta = load_folder(more).meta
+    assert meta["data"]["seed"] == 7 and meta["continued_from"]["epochs"] == 1
+    bad = subprocess.run([sys.executable, *_cli_train(tmp_path / "x", "--init", str(tmp_path / "nowhere"))],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "nowhere" in bad.stderr

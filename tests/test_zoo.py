@@ -1,0 +1,51 @@
+"""The zoo's per-model pipeline: train (two stages when the recipe says so), export, evaluate, skip when done."""
+
+import json
+
+from corpus import data_dir
+
+from attention_core import zoo
+from attention_core.data import Splits, load_splits
+from attention_core.hub import load_folder
+from attention_core.training import TrainConfig
+
+
+def _tiny_translation(monkeypatch, continued: TrainConfig | None) -> Splits:
+    small = dict(max_train=300, max_dev=20, batch_size=32)
+    recipe = zoo.TaskRecipe(model=dict(hidden_size=16, emb_size=8), train=TrainConfig(epochs=1, **small), window=2,
+                            continued=continued)
+    monkeypatch.setitem(zoo.RECIPES, "translation", recipe)
+    monkeypatch.setitem(zoo.DECODINGS, "translation", [("greedy", 1, None)])
+    splits = load_splits("translation", data_dir())
+    return Splits(splits.train, splits.dev, splits.test[:40], splits.info)
+
+
+def test_a_two_stage_recipe_continues_the_first_stage_and_ships_the_result(tmp_path, monkeypatch):
+    splits = _tiny_translation(monkeypatch, TrainConfig(epochs=3, lr=5e-4, max_train=300, max_dev=20, batch_size=32))
+    runs, models, results = tmp_path / "runs", tmp_path / "models", tmp_path / "results"
+    zoo.build_one("translation", "luong-general", splits, runs, models, results, str(data_dir()), progress=False)
+
+    first = load_folder(runs / "translation" / "luong-general")
+    shipped = load_folder(models / "translation" / "luong-general")
+    assert len(first.meta["history"]) == 1
+    continued_run = runs / "translation" / "luong-general-continued"
+    history = [json.loads(line) for line in (continued_run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in history] == [1, 2, 3] and history[0] == first.meta["history"][0]
+    assert shipped.meta["history"] == history[: len(shipped.meta["history"])]  # the best epoch's model
+    assert shipped.meta["continued_from"]["train"]["lr"] == 1e-3 and shipped.meta["train"]["lr"] == 5e-4
+    assert (continued_run / "checkpoint.pt").is_file()
+    report = json.loads((results / "eval" / "translation--luong-general--greedy.json").read_text())
+    assert report["n"] == 40
+
+    # a finished model is not trained again
+    stamps = {p: p.stat().st_mtime_ns for p in runs.rglob("checkpoint.pt")}
+    zoo.build_one("translation", "luong-general", splits, runs, models, results, str(data_dir()), progress=False)
+    assert {p: p.stat().st_mtime_ns for p in runs.rglob("checkpoint.pt")} == stamps and len(stamps) == 2
+
+
+def test_a_one_stage_recipe_ships_the_first_stage(tmp_path, monkeypatch):
+    splits = _tiny_translation(monkeypatch, None)
+    zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+                  str(data_dir()), progress=False)
+    assert len(load_folder(tmp_path / "models" / "translation" / "none").meta["history"]) == 1
+    assert not (tmp_path / "runs" / "translation" / "none-continued").exists()
