@@ -196,6 +196,10 @@ def format_alignment(out: Output, pieces: bool = False) -> str:
     return "\n".join(lines)
 
 
+_ARCH_FLAGS = {"hidden_size": "hidden", "emb_size": "emb", "num_layers": "layers"}
+"""``ModelConfig`` fields whose ``train`` flag has another name (the others share theirs)."""
+
+
 def _load(model: str, device: str | None) -> Translator:
     return from_pretrained(model, device=pick_device(device))
 
@@ -203,11 +207,7 @@ def _load(model: str, device: str | None) -> Translator:
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "train":
         train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")})
-        init = _load(args.init, args.device) if args.init else None
-        data_info = init.meta.get("data", {}) if init else {}
-        seed = args.split_seed if args.split_seed is not None else data_info.get("seed", 1234)
-        extra = args.extra if args.extra is not None else data_info.get("extra", [])
-        options = {} if init else dict(
+        options = dict(
             decoder=args.decoder,
             score=args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general"),
             attention=args.attention,
@@ -222,6 +222,20 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             tie_embeddings=args.tie_embeddings,
             share_embeddings=args.share_embeddings,
         )
+        init = _load(args.init, "cpu") if args.init else None
+        data_info: dict = {}
+        if init is not None:
+            if init.task.name != args.task:
+                raise TrainError(f"--init {args.init} is a {init.task.name} model; use --task {init.task.name}")
+            # only the architecture flags given on the command line, checked against the model's
+            defaults = dict(build_parser().parse_args(["train", "--task", args.task, "--out", "-"]).__dict__)
+            given = {flag for flag, value in vars(args).items() if defaults.get(flag, value) != value}
+            options = {k: v for k, v in options.items() if _ARCH_FLAGS.get(k, k) in given}
+            data_info = init.meta["data"] if isinstance(init.meta.get("data"), dict) else {}
+        seed = args.split_seed if args.split_seed is not None else data_info.get("seed", 1234)
+        extra = args.extra if args.extra is not None else data_info.get("extra", [])
+        if not isinstance(seed, int) or not isinstance(extra, list):
+            raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
         splits = load_splits(args.task, args.data, seed, extra)
         if splits.info.get("skipped_lines"):
             print(
@@ -339,7 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted; the last finished epoch is saved, continue with --resume", file=sys.stderr)
+        print("interrupted; the last finished epoch is saved, continue with --resume (and the same --init)",
+              file=sys.stderr)
         return 130
 
 

@@ -306,8 +306,10 @@ def fit(
     architecture, vocabularies (and subwords) are kept, the optimiser and scheduler start afresh
     with ``train_cfg``, and the epochs go on from the model's history (``train_cfg.epochs`` counts
     from its first epoch, so the epoch seeds and a curriculum's later epochs are those of one long
-    run). The model counts as the best so far, with its own best dev BLEU, and is written to
-    ``out_dir`` before the first epoch. Pass the same ``init`` again to resume such a run.
+    run). The vocabulary settings (``min_freq``, ``subword_vocab``) are the model's. Before the first
+    epoch the model is scored on this run's dev set: that score is the best so far (for model
+    selection, early stopping and the learning-rate decay), and the model is written to
+    ``out_dir``. Pass the same ``init`` again to resume such a run.
 
     Args:
         task: The task.
@@ -326,10 +328,13 @@ def fit(
         A summary: best dev BLEU, epochs run, whether training finished, the history.
 
     Raises:
-        TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false, or ``init`` belongs
-            to another task, disagrees with ``model_options`` or has already run ``train_cfg.epochs``.
+        TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false, the checkpoint does
+            not fit (or continues a model and ``init`` is missing), or ``init`` belongs to another
+            task, disagrees with ``model_options`` or has already run ``train_cfg.epochs``.
     """
     train_cfg.validate()
+    if init is not None:  # the vocabulary settings are the model's: record those, not the ignored ones
+        train_cfg = dataclasses.replace(train_cfg, **_vocabulary_settings(init, train_cfg))
     decoder = init.model.cfg.decoder if init is not None else model_options.get("decoder")
     if decoder == TRANSFORMER and train_cfg.teacher_forcing < 1.0:
         raise TrainError("a Transformer trains with teacher forcing 1 (every target position at once); "
@@ -344,6 +349,9 @@ def fit(
             f"{out} already holds a training run; pass --resume to continue it, "
             "or choose another --out folder"
         )
+    ckpt = torch.load(ckpt_path, map_location=dev_, weights_only=True) if resume and ckpt_path.exists() else None
+    if ckpt is not None and init is None and json.loads(ckpt["state"]).get("continued"):
+        raise TrainError(f"{out} continues a trained model: resume it with the same --init (fit's init)")
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
 
@@ -388,11 +396,12 @@ def fit(
     scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
     if init is not None:
-        history = list(init.meta.get("history") or [])
-        state.update(epoch=len(history), history=history, best_bleu=float(init.meta.get("best_dev_bleu", -1.0)))
-    if resume and ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, map_location=dev_, weights_only=True)
-        model.load_state_dict(ckpt["model"])
+        state.update(epoch=len(_history(init)), history=_history(init), continued=True)
+    if ckpt is not None:
+        try:
+            model.load_state_dict(ckpt["model"])
+        except RuntimeError as err:
+            raise TrainError(f"{ckpt_path} does not fit this model and data: {str(err).splitlines()[0]}") from None
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
         state = json.loads(ckpt["state"])
@@ -410,13 +419,21 @@ def fit(
     }
     if init is not None:
         meta["continued_from"] = {
-            "epochs": len(init.meta.get("history") or []),
+            "epochs": len(_history(init)),
             **{k: init.meta.get(k) for k in ("command", "train", "precision", "best_dev_bleu")},
         }
     translator = Translator(model, src_vocab, tgt_vocab, task, meta)
-    if init is not None and not (resume and ckpt_path.exists()) and rank == 0:
-        meta["best_dev_bleu"] = round(state["best_bleu"], 2)
-        save_pretrained(translator, out)  # the best model so far, should no epoch beat it
+    if init is not None and ckpt is None:
+        # the bar to beat is the model itself, on this run's dev set and dev beam
+        start = evaluate_bleu(translator, dev_pairs, train_cfg.dev_beam) if rank == 0 else 0.0
+        if world > 1:
+            shared = [start]
+            dist.broadcast_object_list(shared, src=0)
+            start = shared[0]
+        state["best_bleu"] = scheduler.best = start
+        meta["continued_from"]["dev_bleu"] = meta["best_dev_bleu"] = round(start, 2)
+        if rank == 0:
+            save_pretrained(translator, out)  # the best model so far, should no epoch beat it
     if rank == 0:
         log = {
             "train_pairs": len(examples),
@@ -524,11 +541,28 @@ def _check_init(
              if k in settings and settings[k] != v]
     if clash:
         raise TrainError("a continued model keeps its architecture; these settings differ: " + ", ".join(clash))
-    done = len(init.meta.get("history") or [])
+    done = len(_history(init))
     if done >= train_cfg.epochs:
         raise TrainError(f"the model to continue has already trained {done} epochs; epochs count from its "
                          f"first epoch, so set more than {done} (got {train_cfg.epochs})")
     return init.task, init.src_vocab, init.tgt_vocab
+
+
+def _history(model: Translator) -> list[dict]:
+    """The epoch records of a trained model (an empty list when its metadata has none or is malformed)."""
+    history = model.meta.get("history")
+    return [dict(r) for r in history] if isinstance(history, list) and all(isinstance(r, dict) for r in history) else []
+
+
+def _vocabulary_settings(model: Translator, train_cfg: TrainConfig) -> dict:
+    """``min_freq`` and ``subword_vocab`` as the continued model's vocabularies were built."""
+    kept = model.meta.get("train") if isinstance(model.meta.get("train"), dict) else {}
+    min_freq, pieces = kept.get("min_freq"), kept.get("subword_vocab")
+    return {
+        "min_freq": min_freq if isinstance(min_freq, int) and min_freq >= 1 else train_cfg.min_freq,
+        "subword_vocab": 0 if model.task.subwords is None
+        else pieces if isinstance(pieces, int) and pieces > 4 else len(model.tgt_vocab),
+    }
 
 
 def _subwords(path: Path, task: Task, train_pairs: Sequence[tuple[str, str]], size: int, resume: bool) -> Subwords:

@@ -11,6 +11,7 @@ comparison is about attention alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -23,7 +24,7 @@ from pathlib import Path
 from attention_core.couplet import calibrate_overproduction
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
-from attention_core.hub import atomic_write_text, load_folder, save_pretrained
+from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.training import TrainConfig, build_vocabs, fit
 from attention_core.transformer import TRANSFORMER
@@ -268,6 +269,13 @@ def add_counts(translator: Translator, splits: Splits, train_cfg: TrainConfig, o
     translator.src_vocab.counts, translator.tgt_vocab.counts = src.counts, tgt.counts
 
 
+def _stale(report: Path, weights: str) -> bool:
+    """Whether an evaluation report is missing or measured other weights (kept when it has no fingerprint)."""
+    if not report.exists():
+        return True
+    return json.loads(report.read_text(encoding="utf-8")).get("weights_sha256", weights) != weights
+
+
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
               device: str | None = None, progress: bool = True, precision: str = "auto") -> None:
     """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``)."""
@@ -294,15 +302,16 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
         print(json.dumps({"event": "calibrated", "model": name, "overproduced": len(table)}), flush=True)
     save_pretrained(trained, model_dir, half=True)
     translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
+    weights = hashlib.sha256((model_dir / WEIGHTS).read_bytes()).hexdigest()
     reports = {}
     for set_name, pairs in splits.evaluation_sets().items():
         stem = task if set_name == "test" else f"{task}-{set_name}"
         for label, beam, constrained in DECODINGS[task]:
             suffix = "" if constrained in (None, True) else "-unconstrained"
             path = results / "eval" / f"{stem}--{variant}--{label}{suffix}.json"
-            if not path.exists():
+            if _stale(path, weights):
                 report = evaluate(translator, pairs, beam, constrained)
-                report.update(model_path=str(model_dir), split=set_name)
+                report.update(model_path=str(model_dir), split=set_name, weights_sha256=weights)
                 atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
             reports[f"{set_name}: {label}{suffix}"] = json.loads(path.read_text(encoding="utf-8"))
     atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))

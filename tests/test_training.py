@@ -158,25 +158,40 @@ def test_continuing_a_model_keeps_its_weights_vocabularies_and_history(tmp_path)
 
     assert [r["epoch"] for r in result["history"]] == [1, 2, 3]
     assert result["history"][0] == first["history"][0]
-    assert result["history"][1]["lr"] == 5e-4
     continued = load_folder(tmp_path / "more")
     # 1,200 pairs would build a larger vocabulary; the continued model keeps the one it was trained with
     assert continued.src_vocab.itos == init.src_vocab.itos and continued.tgt_vocab.itos == init.tgt_vocab.itos
     assert continued.meta["continued_from"]["epochs"] == 1
     assert continued.meta["continued_from"]["train"]["max_train"] == 300
-    assert continued.meta["train"]["max_train"] == 1200
+    assert continued.meta["train"]["max_train"] == 1200 and continued.meta["train"]["lr"] == 5e-4
 
 
 def test_a_continued_run_that_never_improves_keeps_the_model_it_started_from(tmp_path):
     splits, _ = _small_run(tmp_path / "first", 1)
     init = load_folder(tmp_path / "first")
-    init.meta["best_dev_bleu"] = 100.0  # no epoch can beat it
-    fit(get_task("translation"), splits, tmp_path / "more", {}, TrainConfig(epochs=2, max_train=600, max_dev=30),
-        progress=False, init=init)
+    # a learning rate of ~0 cannot beat the model's own dev score, measured before the first epoch
+    result = fit(get_task("translation"), splits, tmp_path / "more", {},
+                 TrainConfig(epochs=2, max_train=600, max_dev=30, lr=1e-7, min_lr=1e-12), progress=False, init=init)
+    assert not result["history"][1]["improved"]
+    assert result["history"][1]["lr"] == 5e-8  # and the learning-rate decay knew the bar too
     kept = load_folder(tmp_path / "more")  # written before the first epoch, from the model that trains
     for name, tensor in init.model.state_dict().items():
         assert torch.equal(tensor, kept.model.state_dict()[name]), name
-    assert len(kept.meta["history"]) == 1  # the saved model is the one from before the continued epoch
+    assert len(kept.meta["history"]) == 1
+    assert kept.meta["continued_from"]["dev_bleu"] == kept.meta["best_dev_bleu"]
+    with pytest.raises(TrainError, match="same --init"):  # resuming it needs the model it continues
+        fit(get_task("translation"), splits, tmp_path / "more", {}, TrainConfig(epochs=2, max_train=600, max_dev=30),
+            resume=True, progress=False)
+
+
+def test_a_continued_subword_model_keeps_its_subwords(tmp_path):
+    splits, _ = _small_run(tmp_path / "first", 1, subword_vocab=60)
+    init = load_folder(tmp_path / "first")
+    fit(get_task("translation"), splits, tmp_path / "more", {}, TrainConfig(epochs=2, max_train=600, max_dev=30),
+        progress=False, init=init)
+    continued = load_folder(tmp_path / "more")
+    assert continued.task.subwords is not None and continued.meta["train"]["subword_vocab"] == 60
+    assert continued.task.subwords.encode(["hello", "there"]) == init.task.subwords.encode(["hello", "there"])
 
 
 def test_continuing_refuses_another_task_architecture_or_too_few_epochs(tmp_path):
@@ -206,7 +221,9 @@ def test_cli_continues_a_model_on_its_own_split(tmp_path):
     assert run.returncode == 0, run.stderr
     meta = load_folder(more).meta
     assert meta["data"]["seed"] == 7 and meta["continued_from"]["epochs"] == 1
-    bad = subprocess.run([sys.executable, *_cli_train(tmp_path / "x", "--init", str(tmp_path / "nowhere"))],
-                         capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    assert "nowhere" in bad.stderr
+    for options, message in ((["--init", str(tmp_path / "nowhere")], "nowhere"),
+                             (["--init", str(first), "--hidden", "64", "--epochs", "2"], "hidden_size=64"),
+                             (["--init", str(first), "--task", "couplet", "--epochs", "2"], "--task translation")):
+        bad = subprocess.run([sys.executable, *_cli_train(tmp_path / "x", *options)],
+                             capture_output=True, text=True, timeout=300)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr and message in bad.stderr, bad.stderr

@@ -49,3 +49,18 @@ def test_a_one_stage_recipe_ships_the_first_stage(tmp_path, monkeypatch):
                   str(data_dir()), progress=False)
     assert len(load_folder(tmp_path / "models" / "translation" / "none").meta["history"]) == 1
     assert not (tmp_path / "runs" / "translation" / "none-continued").exists()
+
+
+def test_reports_of_other_weights_are_measured_again(tmp_path, monkeypatch):
+    splits = _tiny_translation(monkeypatch, None)
+    args = ("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+            str(data_dir()))
+    zoo.build_one(*args, progress=False)
+    path = tmp_path / "results" / "eval" / "translation--none--greedy.json"
+    report = json.loads(path.read_text())
+    report.update(weights_sha256="0" * 64, bleu=-1.0)  # as if an earlier model had been measured
+    path.write_text(json.dumps(report))
+    zoo.build_one(*args, progress=False)
+    again = json.loads(path.read_text())
+    assert again["bleu"] >= 0 and again["weights_sha256"] != "0" * 64
+
