@@ -307,9 +307,9 @@ def fit(
     with ``train_cfg``, and the epochs go on from the model's history (``train_cfg.epochs`` counts
     from its first epoch, so the epoch seeds and a curriculum's later epochs are those of one long
     run). The vocabulary settings (``min_freq``, ``subword_vocab``) are the model's. Before the first
-    epoch the model is scored on this run's dev set: that score is the best so far (for model
-    selection, early stopping and the learning-rate decay), and the model is written to
-    ``out_dir``. Pass the same ``init`` again to resume such a run.
+    epoch the model is scored on this run's dev set: that score is the best so far for model
+    selection and early stopping, and the model is written to ``out_dir``. The learning-rate decay
+    starts afresh with the optimiser: it compares the continued epochs with each other. Pass the same ``init`` again to resume such a run.
 
     Args:
         task: The task.
@@ -430,7 +430,7 @@ def fit(
             shared = [start]
             dist.broadcast_object_list(shared, src=0)
             start = shared[0]
-        state["best_bleu"] = scheduler.best = start
+        state["best_bleu"] = start  # the scheduler starts afresh with the optimiser
         meta["continued_from"]["dev_bleu"] = meta["best_dev_bleu"] = round(start, 2)
         if rank == 0:
             save_pretrained(translator, out)  # the best model so far, should no epoch beat it
