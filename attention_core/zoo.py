@@ -84,6 +84,10 @@ RECIPES: dict[str, TaskRecipe] = {
         ),
         window=2,
         extra=["poetry-couplet"],
+        continued=TrainConfig(
+            epochs=5, batch_size=64, lr=5e-4, min_freq=3, patience=2, label_smoothing=0.1, max_len=40,
+            full_data_epochs=1, extra_ratio=1.0,
+        ),
     ),
 }
 """The recipe of each task."""
@@ -183,7 +187,7 @@ sizes {json.dumps(meta.get("data", {}).get("sizes"))}.
 ```
 {command}
 ```
-Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
+{_stages_line(meta)}Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
 
 ## Test metrics (measured)
 Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
@@ -199,6 +203,17 @@ translator = from_pretrained("path/or/repo-id")
 print(translator.translate(["{"我喜欢自然语言处理" if task == "translation" else "两个黄鹂鸣翠柳"}"])[0].text)
 ```
 """
+
+
+def _stages_line(meta: dict) -> str:
+    """The model card's sentence on a second training stage (empty for a one-stage model)."""
+    first = meta.get("continued_from")
+    if not isinstance(first, dict):
+        return ""
+    lr, epochs = (first.get("train") or {}).get("lr"), first.get("epochs")
+    return (f"Two stages: after {epochs} epoch{'' if epochs == 1 else 's'} (learning rate {lr}), the model was "
+            f"continued with a fresh optimiser at learning rate {(meta.get('train') or {}).get('lr')} "
+            "(`TaskRecipe.continued`).\n")
 
 
 def _subword_line(translator: Translator) -> str:

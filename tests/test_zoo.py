@@ -34,6 +34,8 @@ def test_a_two_stage_recipe_continues_the_first_stage_and_ships_the_result(tmp_p
     assert shipped.meta["history"] == history[: len(shipped.meta["history"])]  # the best epoch's model
     assert shipped.meta["continued_from"]["train"]["lr"] == 1e-3 and shipped.meta["train"]["lr"] == 5e-4
     assert (continued_run / "checkpoint.pt").is_file()
+    card = (models / "translation" / "luong-general" / "README.md").read_text()
+    assert "Two stages: after 1 epoch (learning rate 0.001)" in card and "learning rate 0.0005" in card
     report = json.loads((results / "eval" / "translation--luong-general--greedy.json").read_text())
     assert report["n"] == 40
 
