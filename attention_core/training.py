@@ -309,7 +309,8 @@ def fit(
     run). The vocabulary settings (``min_freq``, ``subword_vocab``) are the model's. Before the first
     epoch the model is scored on this run's dev set: that score is the best so far for model
     selection and early stopping, and the model is written to ``out_dir``. The learning-rate decay
-    starts afresh with the optimiser: it compares the continued epochs with each other. Pass the same ``init`` again to resume such a run.
+    starts afresh with the optimiser: it compares the continued epochs with each other. Pass the
+    same ``init`` again to resume such a run.
 
     Args:
         task: The task.
