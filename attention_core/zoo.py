@@ -213,7 +213,9 @@ def _stages_line(meta: dict) -> str:
     lr, epochs = (first.get("train") or {}).get("lr"), first.get("epochs")
     return (f"Two stages: after {epochs} epoch{'' if epochs == 1 else 's'} (learning rate {lr}), the model was "
             f"continued with a fresh optimiser at learning rate {(meta.get('train') or {}).get('lr')} "
-            "(`TaskRecipe.continued`).\n")
+            "(`TaskRecipe.continued`)"
+            + ("; no continued epoch beat it on the dev set, so these are its first-stage weights"
+               if len(meta.get("history") or []) <= (epochs or 0) else "") + ".\n")
 
 
 def _subword_line(translator: Translator) -> str:
