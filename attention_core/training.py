@@ -358,8 +358,9 @@ def fit(
 
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
+    init_history = _history(init) if init is not None else []
     if init is not None:
-        task, src_vocab, tgt_vocab = _check_init(init, task, model_options, train_cfg)
+        task, src_vocab, tgt_vocab = _check_init(init, len(init_history), task, model_options, train_cfg)
     else:
         if train_cfg.subword_vocab:
             task = task.with_subwords(_subwords(out / SUBWORDS, task, train_pairs, train_cfg.subword_vocab, resume))
@@ -397,7 +398,7 @@ def fit(
     scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
     if init is not None:
-        state.update(epoch=len(_history(init)), history=_history(init), continued=True)
+        state.update(epoch=len(init_history), history=list(init_history), continued=True)
     if ckpt is not None:
         try:
             model.load_state_dict(ckpt["model"])
@@ -420,7 +421,7 @@ def fit(
     }
     if init is not None:
         meta["continued_from"] = {
-            "epochs": len(_history(init)),
+            "epochs": len(init_history),
             **{k: init.meta.get(k) for k in ("command", "train", "precision", "best_dev_bleu")},
         }
     translator = Translator(model, src_vocab, tgt_vocab, task, meta)
@@ -532,9 +533,9 @@ def fit(
 
 
 def _check_init(
-    init: Translator, task: Task, model_options: dict, train_cfg: TrainConfig
+    init: Translator, done: int, task: Task, model_options: dict, train_cfg: TrainConfig
 ) -> tuple[Task, Vocab, Vocab]:
-    """The task (with the model's subwords) and vocabularies a continued model trains with."""
+    """The task (with the model's subwords) and vocabularies a continued model (``done`` epochs) trains with."""
     if init.task.name != task.name:
         raise TrainError(f"the model to continue is a {init.task.name} model, not a {task.name} one")
     settings = dataclasses.asdict(init.model.cfg)
@@ -542,7 +543,6 @@ def _check_init(
              if k in settings and settings[k] != v]
     if clash:
         raise TrainError("a continued model keeps its architecture; these settings differ: " + ", ".join(clash))
-    done = len(_history(init))
     if done >= train_cfg.epochs:
         raise TrainError(f"the model to continue has already trained {done} epochs; epochs count from its "
                          f"first epoch, so set more than {done} (got {train_cfg.epochs})")

@@ -286,11 +286,12 @@ def add_counts(translator: Translator, splits: Splits, train_cfg: TrainConfig, o
     translator.src_vocab.counts, translator.tgt_vocab.counts = src.counts, tgt.counts
 
 
-def _stale(report: Path, weights: str) -> bool:
-    """Whether an evaluation report is missing or measured other weights (kept when it has no fingerprint)."""
-    if not report.exists():
-        return True
-    return json.loads(report.read_text(encoding="utf-8")).get("weights_sha256", weights) != weights
+def _current_report(path: Path, weights: str) -> dict | None:
+    """The report at ``path``; ``None`` if missing or of other weights (kept without a fingerprint)."""
+    if not path.exists():
+        return None
+    report = json.loads(path.read_text(encoding="utf-8"))
+    return report if report.get("weights_sha256", weights) == weights else None
 
 
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
@@ -326,11 +327,12 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
         for label, beam, constrained in DECODINGS[task]:
             suffix = "" if constrained in (None, True) else "-unconstrained"
             path = results / "eval" / f"{stem}--{variant}--{label}{suffix}.json"
-            if _stale(path, weights):
+            report = _current_report(path, weights)
+            if report is None:
                 report = evaluate(translator, pairs, beam, constrained)
                 report.update(model_path=str(model_dir), split=set_name, weights_sha256=weights)
                 atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
-            reports[f"{set_name}: {label}{suffix}"] = json.loads(path.read_text(encoding="utf-8"))
+            reports[f"{set_name}: {label}{suffix}"] = report
     atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
     bleus = {k: round(r["bleu"], 2) for k, r in reports.items()}
     print(json.dumps({"event": "zoo-done", "model": name, **bleus}), flush=True)
