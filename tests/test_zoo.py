@@ -66,3 +66,34 @@ def test_reports_of_other_weights_are_measured_again(tmp_path, monkeypatch):
     again = json.loads(path.read_text())
     assert again["bleu"] >= 0 and again["weights_sha256"] != "0" * 64
 
+
+
+def test_the_cliche_table_is_measured_once_per_trained_weights(tmp_path, monkeypatch):
+    small = dict(max_train=200, max_dev=10, batch_size=32)
+    recipe = zoo.TaskRecipe(model=dict(hidden_size=16, emb_size=8), train=TrainConfig(epochs=1, **small), window=2)
+    monkeypatch.setitem(zoo.RECIPES, "couplet", recipe)
+    monkeypatch.setitem(zoo.DECODINGS, "couplet", [("greedy", 1, True)])
+    full = load_splits("couplet", data_dir())
+    splits = Splits(full.train[:2000], full.dev, full.test[:20], full.info)
+    calls = []
+
+    def measure(translator, pairs):
+        calls.append(len(pairs))
+        return zoo_calibrate(translator, pairs[:50], rounds=1, beam_size=1)
+
+    zoo_calibrate = zoo.calibrate_overproduction
+    monkeypatch.setattr(zoo, "calibrate_overproduction", measure)
+    args = ("couplet", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results", str(data_dir()))
+    zoo.build_one(*args, progress=False)
+    saved = json.loads((tmp_path / "runs" / "couplet" / "none" / zoo.OVERPRODUCTION).read_text())
+    shipped = load_folder(tmp_path / "models" / "couplet" / "none")
+    assert len(calls) == 1 and shipped.meta["overproduction"] == saved["table"]
+
+    zoo.build_one(*args, progress=False)  # a finished model: its table is read, not measured again
+    assert len(calls) == 1
+    assert load_folder(tmp_path / "models" / "couplet" / "none").meta["overproduction"] == saved["table"]
+
+    path = tmp_path / "runs" / "couplet" / "none" / zoo.OVERPRODUCTION
+    path.write_text(json.dumps({**saved, "weights_sha256": "0" * 64}))  # measured on other weights
+    zoo.build_one(*args, progress=False)
+    assert len(calls) == 2 and json.loads(path.read_text())["weights_sha256"] != "0" * 64
