@@ -16,7 +16,7 @@ from attention_core.config import ModelConfig
 from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.decoder import DECODERS
 from attention_core.scores import SCORES, build_score
-from attention_core.search import Hypothesis, beam_search, greedy
+from attention_core.search import Hypothesis, beam_search, beam_search_nbest, greedy
 from attention_core.seq2seq import Seq2Seq, build_model
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Seq2Seq",
     "attention",
     "beam_search",
+    "beam_search_nbest",
     "build_model",
     "build_score",
     "greedy",

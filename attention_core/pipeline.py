@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -12,7 +12,7 @@ from torch import Tensor
 from attention_core.batch import make_batch
 from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.data import Task
-from attention_core.search import beam_search, greedy
+from attention_core.search import beam_search_nbest, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
 from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences
@@ -40,6 +40,8 @@ class Output:
         centres: Local window centres ``(T_out,)`` or ``None``.
         score: Log-probability of the output.
         finished: Whether the output ended with ``<eos>``.
+        alternatives: With beam search, the other finished outputs of the beam as ``(text, log p)``,
+            best first by the same length-normalised score, without repeats of ``text`` (empty for greedy search).
     """
 
     source_tokens: list[str]
@@ -50,6 +52,7 @@ class Output:
     centres: Tensor | None
     score: float
     finished: bool
+    alternatives: list[tuple[str, float]] = field(default_factory=list)
 
     @property
     def row_labels(self) -> list[str]:
@@ -278,20 +281,27 @@ class Translator:
                                                 self.meta.get("overproduction"))
             args = dict(max_len=max_len, window=window, hard=hard, constraint=constraint)
             if beam_size == 1:
-                hyps = greedy(self.model, batch.src, batch.src_lengths, **args)
+                nbest = [[hyp] for hyp in greedy(self.model, batch.src, batch.src_lengths, **args)]
             else:
-                hyps = beam_search(self.model, batch.src, batch.src_lengths, beam_size, **args)
-            for i, src, hyp in zip(index, sources, hyps):
+                nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, beam_size, **args)
+            for i, src, (hyp, *others) in zip(index, sources, nbest):
                 tokens = [self.tgt_vocab.itos[i] for i in hyp.tokens]  # one per weight row
+                text = self.task.detokenize(tokens)
+                alternatives = {}
+                for other in others:
+                    other_text = self.task.detokenize([self.tgt_vocab.itos[i] for i in other.tokens])
+                    if other_text != text:
+                        alternatives.setdefault(other_text, other.score)
                 known = [tok in self.src_vocab for tok in src]
                 results[i] = Output(
                     source_tokens=[tok if ok else UNK for tok, ok in zip(src, known)],
                     unknown=[None if ok else tok for tok, ok in zip(src, known)],
                     tokens=tokens,
-                    text=self.task.detokenize(tokens),
+                    text=text,
                     weights=hyp.weights,
                     centres=hyp.centres,
                     score=hyp.score,
                     finished=hyp.finished,
+                    alternatives=list(alternatives.items()),
                 )
         return results  # type: ignore[return-value]

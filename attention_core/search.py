@@ -167,7 +167,6 @@ def greedy(
     ]
 
 
-@torch.inference_mode()
 def beam_search(
     model: Seq2Seq,
     src: Tensor,
@@ -179,7 +178,28 @@ def beam_search(
     constraint: Constraint | None = None,
     alpha: float = 1.0,
 ) -> list[Hypothesis]:
-    """Batched beam search with length normalisation.
+    """Batched beam search with length normalisation: the best hypothesis of each row.
+
+    See [`beam_search_nbest`][attention_core.search.beam_search_nbest] for the search itself; this
+    returns the first of each row's list.
+    """
+    nbest = beam_search_nbest(model, src, src_lengths, beam_size, max_len, window, hard, constraint, alpha)
+    return [hyps[0] for hyps in nbest]
+
+
+@torch.inference_mode()
+def beam_search_nbest(
+    model: Seq2Seq,
+    src: Tensor,
+    src_lengths: Tensor,
+    beam_size: int = 5,
+    max_len: int | None = None,
+    window: WindowArg = "config",
+    hard: bool = False,
+    constraint: Constraint | None = None,
+    alpha: float = 1.0,
+) -> list[list[Hypothesis]]:
+    """Batched beam search with length normalisation, returning every finished hypothesis.
 
     Each sentence keeps ``beam_size`` live hypotheses; one that emits ``<eos>`` is set aside with
     the score ``log p / len^alpha`` (``len`` counts ``<eos>``). A sentence is done when it has at
@@ -202,7 +222,9 @@ def beam_search(
         alpha: Length-normalisation exponent (0 = raw log-probability).
 
     Returns:
-        One hypothesis per row.
+        Per row, its finished hypotheses, best first by the normalised score ``log p / len^alpha`` (ties
+        keep the order they finished in): at least ``beam_size`` when the row stopped before its length
+        limit; at the limit, those finished so far, or the best live one when none had finished.
     """
     if beam_size < 1:
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
@@ -271,4 +293,4 @@ def beam_search(
         beam_scores = live.masked_fill(full.unsqueeze(1), float("-inf")).view(-1)
         if bool(full.all()):
             break
-    return [max(f, key=lambda pair: pair[0])[1] for f in finished]
+    return [[hyp for _, hyp in sorted(f, key=lambda pair: -pair[0])] for f in finished]

@@ -266,6 +266,9 @@ def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], 
         where = f"sentence {i} 第{i}句: " if len(outs) > 1 else ""
         lines.append(f"{where}normalised input 规范化输入: {html.escape(joiner.join(out.source_tokens))} · "
                      f"log p = {out.score:.2f}")
+        if out.alternatives:
+            others = " · ".join(f"{html.escape(text)} ({score:.2f})" for text, score in out.alternatives[:4])
+            lines.append(f"{where}also in the beam 束中其他候选 (log p): {others}")
         unknown = sorted({u for u in out.unknown if u})
         if unknown:
             lines.append("unknown to the model 未登录字, shown as &lt;unk&gt;: " + html.escape(" ".join(unknown)))

@@ -162,3 +162,17 @@ def test_notes_reach_the_info_line():
     registry.models["translation"]["luong-general"].meta["source_lengths"] = {"p99": 3}
     result = run(registry, "translation", "我喜欢自然语言处理", Settings("luong-general"))
     assert "99 %" in result.info and "99%" in result.info  # English and Chinese
+
+
+def test_beam_search_lists_the_other_outputs_of_the_beam():
+    translator = REGISTRY.get("couplet", "luong-dot")
+    out = translator.translate(["两个黄鹂鸣翠柳"], beam_size=4)[0]
+    texts = [text for text, _ in out.alternatives]
+    assert texts and out.text not in texts and len(set(texts)) == len(texts)
+    assert all(len(text) == 7 and not set(text) & set("两个黄鹂鸣翠柳") for text in texts)  # the rules hold
+    assert all(score <= out.score + 1e-4 for _, score in out.alternatives)  # one length: ranked by log p
+    assert translator.translate(["两个黄鹂鸣翠柳"], beam_size=1)[0].alternatives == []
+
+    result = run(REGISTRY, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot", beam_size=4))
+    assert f"{texts[0]} ({out.alternatives[0][1]:.2f})" in result.info
+    assert "束中其他候选" not in run(REGISTRY, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot")).info

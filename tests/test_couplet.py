@@ -15,7 +15,7 @@ from attention_core.couplet import (
     cliche_penalties,
 )
 from attention_core.metrics import couplet_metrics, repetition_pattern, tone_class
-from attention_core.search import beam_search, greedy
+from attention_core.search import beam_search, beam_search_nbest, greedy
 from attention_core.seq2seq import build_model
 from attention_core.vocab import Vocab, is_punctuation
 
@@ -36,15 +36,17 @@ def _model(vocab: Vocab, seed: int = 0):
     return build_model(cfg).eval()
 
 
-def _decode(model, vocab, sources, beam, rules=None, max_len=None):
+def _decode(model, vocab, sources, beam, rules=None, max_len=None, nbest=False):
     ids = [vocab.encode(s) for s in sources]
     S = max(map(len, ids))
     src = torch.tensor([x + [0] * (S - len(x)) for x in ids])
     lengths = torch.tensor([len(x) for x in ids])
     constraint = CoupletConstraint(sources, vocab, rules)
     if beam == 1:
-        return greedy(model, src, lengths, constraint=constraint, max_len=max_len)
-    return beam_search(model, src, lengths, beam_size=beam, constraint=constraint, max_len=max_len)
+        hyps = greedy(model, src, lengths, constraint=constraint, max_len=max_len)
+        return [[h] for h in hyps] if nbest else hyps
+    search = beam_search_nbest if nbest else beam_search
+    return search(model, src, lengths, beam_size=beam, constraint=constraint, max_len=max_len)
 
 
 def test_vocabulary_tones_are_what_the_rules_assume():
@@ -73,7 +75,8 @@ lines = st.composite(lambda draw: _line(draw))()
 def test_every_rule_holds_for_any_couplet_shape(sources, beam, seed, tone):
     vocab = _vocab()
     model = _model(vocab, seed)  # untrained: it never follows the rules by habit
-    for source, hyp in zip(sources, _decode(model, vocab, sources, beam, CoupletRules(tone=tone))):
+    decoded = _decode(model, vocab, sources, beam, CoupletRules(tone=tone), nbest=True)
+    for source, hyp in ((s, h) for s, hyps in zip(sources, decoded) for h in hyps):  # every beam output
         out = vocab.decode(hyp.tokens)
         assert hyp.finished and len(out) == len(source)
         assert vocab.unk_id not in hyp.tokens and vocab.pad_id not in hyp.tokens

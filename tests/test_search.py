@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attention_core.config import ModelConfig
-from attention_core.search import beam_search, greedy
+from attention_core.search import beam_search, beam_search_nbest, greedy
 from attention_core.seq2seq import build_model
 
 
@@ -94,3 +94,21 @@ def test_beam_search_returns_a_hypothesis_for_every_row_even_when_all_scores_are
     src, lengths = _src()
     hyps = beam_search(model, src, lengths, beam_size=3, max_len=4, constraint=MaskAll())
     assert len(hyps) == src.size(0) and all(not h.finished for h in hyps)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_nbest_is_ranked_by_the_normalised_score_and_starts_with_the_beam_result(alpha):
+    torch.manual_seed(0)
+    model = _model(decoder="luong", score="general")
+    with torch.no_grad():
+        model.generator.bias[model.cfg.eos_id] += 2.0  # hypotheses end at different lengths
+    src, lengths = _src()
+    best = beam_search(model, src, lengths, beam_size=4, max_len=12, alpha=alpha)
+    nbest = beam_search_nbest(model, src, lengths, beam_size=4, max_len=12, alpha=alpha)
+    assert all(len(hyps) >= 4 for hyps in nbest)  # a row is done only with beam_size finished hypotheses
+    for top, hyps in zip(best, nbest):
+        assert hyps[0].tokens == top.tokens and hyps[0].score == top.score
+        assert all(h.finished for h in hyps)
+        norm = [h.score / (len(h.tokens) + int(h.finished)) ** alpha for h in hyps]
+        assert norm == sorted(norm, reverse=True)
+        assert len({tuple(h.tokens) for h in hyps}) == len(hyps)
