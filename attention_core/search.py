@@ -1,7 +1,8 @@
 """Greedy and beam search over one ``Seq2Seq.step``.
 
 Both searches are batched, return one [`Hypothesis`][attention_core.search.Hypothesis] per input
-with the attention matrix of the chosen output, and accept an optional
+with the attention matrix of the chosen output ([`beam_search_nbest`][attention_core.search.beam_search_nbest]
+returns every finished output of the beam, best first), and accept an optional
 [`Constraint`][attention_core.search.Constraint] that masks the log-probabilities of each step
 given the prefix each row has generated (the couplet rules,
 [`CoupletConstraint`][attention_core.couplet.CoupletConstraint], are one). Beam size 1 is exactly
@@ -180,8 +181,22 @@ def beam_search(
 ) -> list[Hypothesis]:
     """Batched beam search with length normalisation: the best hypothesis of each row.
 
-    See [`beam_search_nbest`][attention_core.search.beam_search_nbest] for the search itself; this
-    returns the first of each row's list.
+    The search is [`beam_search_nbest`][attention_core.search.beam_search_nbest] (which documents
+    how it stops); this keeps the first of each row's list.
+
+    Args:
+        model: The model (in eval mode).
+        src: Source ids ``(B, S)``.
+        src_lengths: Real source lengths ``(B,)``.
+        beam_size: Live hypotheses per sentence; 1 is greedy search.
+        max_len: Output limit of every sentence (default: each sentence's own ``default_max_len``).
+        window: ``"config"``, ``None`` (global) or a half-width ``D``.
+        hard: Hard (argmax) attention.
+        constraint: Optional step-wise constraint.
+        alpha: Length-normalisation exponent (0 = raw log-probability).
+
+    Returns:
+        One hypothesis per row: the finished one with the best ``log p / len^alpha``.
     """
     nbest = beam_search_nbest(model, src, src_lengths, beam_size, max_len, window, hard, constraint, alpha)
     return [hyps[0] for hyps in nbest]
@@ -204,8 +219,8 @@ def beam_search_nbest(
     Each sentence keeps ``beam_size`` live hypotheses; one that emits ``<eos>`` is set aside with
     the score ``log p / len^alpha`` (``len`` counts ``<eos>``). A sentence is done when it has at
     least ``beam_size`` finished hypotheses *and* none of its live hypotheses scores better, by the
-    same normalised score at its current length, than the best finished one; the best finished
-    hypothesis is then returned, with its attention. (Stopping at the ``beam_size``-th finished
+    same normalised score at its current length, than the best finished one; its finished
+    hypotheses are then returned, best first, each with its attention. (Stopping at the ``beam_size``-th finished
     hypothesis alone could return a short or empty output while a longer live one already scored
     better.) The rule is still a heuristic: a live hypothesis that scores worse now but would
     overtake after more tokens is not pursued.

@@ -300,11 +300,16 @@ def give_overproduction(trained: Translator, run_dir: Path, splits: Splits, name
     The table measured by [`calibrate_overproduction`][attention_core.couplet.calibrate_overproduction]
     (five rounds of decoding 2,000 training 上联s, minutes on a CPU) is kept in ``run_dir`` as
     ``overproduction.json`` with the SHA-256 of the run's weights, and reused while they are unchanged, so
-    running the zoo again does not measure a finished model again.
+    running the zoo again does not measure a finished model again. An unreadable file is measured again.
+    The key is the weights alone, as for the evaluation reports: a change of the calibration itself
+    (its pairs, rounds or rules) needs the file deleted.
     """
     path, weights = run_dir / OVERPRODUCTION, _sha256(run_dir / WEIGHTS)
-    saved = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    if saved.get("weights_sha256") == weights and isinstance(saved.get("table"), dict):
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        saved = {}  # unreadable: measure again
+    if isinstance(saved, dict) and saved.get("weights_sha256") == weights and isinstance(saved.get("table"), dict):
         trained.meta["overproduction"] = saved["table"]
         return
     table = calibrate_overproduction(trained, calibration_pairs(splits))

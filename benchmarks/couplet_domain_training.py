@@ -12,7 +12,9 @@ pair plus an equal, fresh draw of poetry pairs per epoch, Adam at ``--lr``, halv
 pairs that carry a marker (drawn afresh; see [`benchmarks/couplet_domain.py`](couplet_domain.py) for the marker).
 After every second epoch the cliché table is measured again on training pairs and the model is decoded with beam 5
 and the default rules on dev and both test sets, each also split into Spring-Festival pairs and the rest. Each run
-appends its records to ``OUT.jsonl``; ``--table`` writes ``results/couplet_domain_training.{json,md}`` from them.
+writes its records to ``OUT.jsonl`` (a new run replaces them); ``--table`` writes
+``results/couplet_domain_training.{json,md}`` from them. The poetry draw matches the modern pairs kept, so a smaller
+``--keep`` also means fewer pairs per epoch.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ def run(keep: float, epochs: int, lr: float, out: str, data: str) -> None:
     extra = encode(sp.train[n:])
     dev_other = [p for p in sp.dev if not is_festival(p)]
     optimizer, best = make_optimizer(tr.model.parameters(), lr), -1.0
-    with open(out + ".jsonl", "a", encoding="utf-8") as log:
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out + ".jsonl", "w", encoding="utf-8") as log:  # a new run starts a new log
         def emit(record: dict) -> None:
             line = json.dumps(record, ensure_ascii=False)
             print(line, flush=True)
@@ -109,10 +112,10 @@ def table(logs: list[str], out: str) -> str:
         sizes = {x["epoch"]: x["pairs"] for x in r["records"] if "pairs" in x}
         for x in (x for x in r["records"] if "dev" in x):
             d, t, p = x["dev"], x["test"], x["poetry"]
-            lines.append(f"| {r['keep']:.0%} | {x['epoch']} | {sizes[x['epoch']]:,} | {d['bleu']:.2f} "
-                         f"({d['parts']['festival']:.2f} / {d['parts']['other']:.2f}) | {t['bleu']:.2f} "
+            lines.append(f"| {r['keep']:.0%} | {x['epoch']} | {sizes[x['epoch']]:,} | {d['parts']['all']:.2f} "
+                         f"({d['parts']['festival']:.2f} / {d['parts']['other']:.2f}) | {t['parts']['all']:.2f} "
                          f"({t['parts']['festival']:.2f} / {t['parts']['other']:.2f}) | {t['distinct']:.3f} "
-                         f"| {p['bleu']:.2f} | {p['distinct']:.3f} |")
+                         f"| {p['parts']['all']:.2f} | {p['distinct']:.3f} |")
     md = "\n".join(lines) + "\n"
     Path(out + ".json").write_text(json.dumps(runs, ensure_ascii=False, indent=2), encoding="utf-8")
     Path(out + ".md").write_text(md, encoding="utf-8")

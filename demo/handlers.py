@@ -266,9 +266,11 @@ def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], 
         where = f"sentence {i} 第{i}句: " if len(outs) > 1 else ""
         lines.append(f"{where}normalised input 规范化输入: {html.escape(joiner.join(out.source_tokens))} · "
                      f"log p = {out.score:.2f}")
-        if out.alternatives:
-            others = " · ".join(f"{html.escape(text)} ({score:.2f})" for text, score in out.alternatives[:4])
-            lines.append(f"{where}also in the beam 束中其他候选 (log p): {others}")
+        shown = [(text, score) for text, score in out.alternatives if text.strip()][:4]
+        if shown:
+            others = " · ".join(f"{html.escape(text)} ({score:.2f})" for text, score in shown)
+            lines.append(f"{where}also in the beam 束中其他候选 (log p; ranked by log p ÷ length 按 log p ÷ 长度排序): "
+                         f"{others}")
         unknown = sorted({u for u in out.unknown if u})
         if unknown:
             lines.append("unknown to the model 未登录字, shown as &lt;unk&gt;: " + html.escape(" ".join(unknown)))

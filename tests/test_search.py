@@ -96,6 +96,47 @@ def test_beam_search_returns_a_hypothesis_for_every_row_even_when_all_scores_are
     assert len(hyps) == src.size(0) and all(not h.finished for h in hyps)
 
 
+class _Scripted:
+    """A constraint that replaces the model's log-probabilities with a fixed table by prefix."""
+
+    def __init__(self, table: dict[tuple[int, ...], dict[int, float]]):
+        self.table = table
+
+    def expand(self, index):
+        return self
+
+    def apply(self, logprobs, t, prefix):
+        out = torch.full_like(logprobs, float("-inf"))
+        for row, tokens in enumerate(prefix.tolist()):
+            for token, logp in self.table.get(tuple(tokens), {}).items():
+                out[row, token] = logp
+        return out
+
+
+def test_nbest_ranks_by_the_normalised_score_not_by_the_order_hypotheses_finish():
+    model = _model(decoder="luong")
+    eos, a, b, c, d = model.cfg.eos_id, 5, 6, 7, 8
+    script = _Scripted({
+        (): {a: -0.1, eos: -2.0, b: -3.0},  # the empty output finishes first: log p -2.0
+        (a,): {c: -0.1, eos: -5.0},  # then "a": -5.1
+        (a, c): {eos: -2.2, d: -1.0},  # then "a c": -2.4
+        (a, c, d): {eos: -1.0},  # last, "a c d": -2.2
+    })
+    src, lengths = torch.tensor([[4, 5, 6]]), torch.tensor([3])
+
+    def search(alpha, nbest=True):
+        find = beam_search_nbest if nbest else beam_search
+        return find(model, src, lengths, beam_size=2, max_len=6, constraint=script, alpha=alpha)[0]
+
+    # log p / len: -2.2 / 4, -2.4 / 3, -2.0 / 1, -5.1 / 2 (len counts <eos>)
+    assert [h.tokens for h in search(1.0)] == [[a, c, d], [a, c], [], [a]]
+    assert [round(h.score, 4) for h in search(1.0)] == [-2.2, -2.4, -2.0, -5.1]
+    assert search(1.0, nbest=False).tokens == [a, c, d]
+    # raw log p: -2.0, -2.2, -2.4, -5.1
+    assert [h.tokens for h in search(0.0)] == [[], [a, c, d], [a, c], [a]]
+    assert search(0.0, nbest=False).tokens == []
+
+
 @pytest.mark.parametrize("alpha", [0.0, 1.0])
 def test_nbest_is_ranked_by_the_normalised_score_and_starts_with_the_beam_result(alpha):
     torch.manual_seed(0)

@@ -67,7 +67,6 @@ def test_reports_of_other_weights_are_measured_again(tmp_path, monkeypatch):
     assert again["bleu"] >= 0 and again["weights_sha256"] != "0" * 64
 
 
-
 def test_the_cliche_table_is_measured_once_per_trained_weights(tmp_path, monkeypatch):
     small = dict(max_train=200, max_dev=10, batch_size=32)
     recipe = zoo.TaskRecipe(model=dict(hidden_size=16, emb_size=8), train=TrainConfig(epochs=1, **small), window=2)
