@@ -227,9 +227,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if init is not None:
             if init.task.name != args.task:
                 raise TrainError(f"--init {args.init} is a {init.task.name} model; use --task {init.task.name}")
-            # only the architecture flags given on the command line, checked against the model's
+            # only the architecture flags given on the command line, checked against the model's: those
+            # that differ from their defaults, and those written out in full even with the default value
             defaults = dict(build_parser().parse_args(["train", "--task", args.task, "--out", "-"]).__dict__)
             given = {flag for flag, value in vars(args).items() if defaults.get(flag, value) != value}
+            given |= {dest for dest in vars(args) for arg in argv
+                      if arg.split("=", 1)[0] == "--" + dest.replace("_", "-")}
             options = {k: v for k, v in options.items() if _ARCH_FLAGS.get(k, k) in given}
             data_info = init.meta["data"] if isinstance(init.meta.get("data"), dict) else {}
         seed = args.split_seed if args.split_seed is not None else data_info.get("seed", 1234)

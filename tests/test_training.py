@@ -223,6 +223,8 @@ def test_cli_continues_a_model_on_its_own_split(tmp_path):
     assert meta["data"]["seed"] == 7 and meta["continued_from"]["epochs"] == 1
     for options, message in ((["--init", str(tmp_path / "nowhere")], "nowhere"),
                              (["--init", str(first), "--hidden", "64", "--epochs", "2"], "hidden_size=64"),
+                             (["--init", str(first), "--hidden=256", "--epochs", "2"], "hidden_size=256"),  # default
+                             (["--init", str(first), "--rnn", "lstm", "--emb", "256"], "emb_size=256"),
                              (["--init", str(first), "--task", "couplet", "--epochs", "2"], "--task translation")):
         bad = subprocess.run([sys.executable, *_cli_train(tmp_path / "x", *options)],
                              capture_output=True, text=True, timeout=300)
