@@ -289,7 +289,7 @@ class Translator:
                 text = self.task.detokenize(tokens)
                 alternatives = {}
                 for other in others:
-                    other_text = self.task.detokenize([self.tgt_vocab.itos[i] for i in other.tokens])
+                    other_text = self.task.detokenize(self.tgt_vocab.decode(other.tokens))
                     if other_text != text:
                         alternatives.setdefault(other_text, other.score)
                 known = [tok in self.src_vocab for tok in src]

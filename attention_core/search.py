@@ -181,19 +181,9 @@ def beam_search(
 ) -> list[Hypothesis]:
     """Batched beam search with length normalisation: the best hypothesis of each row.
 
-    The search is [`beam_search_nbest`][attention_core.search.beam_search_nbest] (which documents
-    how it stops); this keeps the first of each row's list.
-
-    Args:
-        model: The model (in eval mode).
-        src: Source ids ``(B, S)``.
-        src_lengths: Real source lengths ``(B,)``.
-        beam_size: Live hypotheses per sentence; 1 is greedy search.
-        max_len: Output limit of every sentence (default: each sentence's own ``default_max_len``).
-        window: ``"config"``, ``None`` (global) or a half-width ``D``.
-        hard: Hard (argmax) attention.
-        constraint: Optional step-wise constraint.
-        alpha: Length-normalisation exponent (0 = raw log-probability).
+    The search, its arguments and how it stops are those of
+    [`beam_search_nbest`][attention_core.search.beam_search_nbest]; this keeps the first of each
+    row's list.
 
     Returns:
         One hypothesis per row: the finished one with the best ``log p / len^alpha``.

@@ -27,15 +27,55 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def train_epoch(tr, pairs: list, optimizer, epoch: int) -> int:
+    """One epoch of continued training over encoded ``pairs`` (batches of 64, bucketed with seed ``700 + epoch``).
+
+    Returns:
+        The number of pairs trained on.
+    """
+    from attention_core.data import bucketed_batches
+    from attention_core.training import train_step
+
+    tr.model.train()
+    seen = 0
+    for batch in bucketed_batches(pairs, 64, seed=700 + epoch):
+        train_step(tr.model, batch, optimizer, clip=1.0, label_smoothing=0.1)
+        seen += len(batch.src_lengths)
+    return seen
+
+
+def decay(optimizer, score: float, best: float) -> float:
+    """Halve the learning rate unless ``score`` beats ``best``; return the new best."""
+    if score > best:
+        return score
+    for group in optimizer.param_groups:
+        group["lr"] /= 2
+    return best
+
+
+def measure(tr, sp) -> dict[str, tuple[list, dict]]:
+    """Measure the cliché table again (as ``attention-lab zoo`` does at export), then decode dev and both test sets.
+
+    Returns:
+        ``{"dev" | "test" | "poetry": (pairs, report)}``, each decoded with beam 5 and the default rules.
+    """
+    from attention_core.couplet import calibrate_overproduction
+    from attention_core.evaluation import evaluate
+    from attention_core.zoo import calibration_pairs
+
+    tr.meta.pop("overproduction", None)
+    calibrate_overproduction(tr, calibration_pairs(sp))
+    sets = (("dev", sp.dev), ("test", sp.test), ("poetry", sp.extra_tests["poetry-test"]))
+    return {name: (pairs, evaluate(tr, pairs, beam_size=5, constrained=True)) for name, pairs in sets}
+
+
 def run(model: str, data: str, epochs: int, lr: float) -> list[dict]:
     """Continue ``model`` for ``epochs`` epochs and return the log records."""
 
-    from attention_core.couplet import calibrate_overproduction
-    from attention_core.data import bucketed_batches, encode_pairs, load_splits
+    from attention_core.data import encode_pairs, load_splits
     from attention_core.evaluation import evaluate
     from attention_core.hub import load_folder
-    from attention_core.training import make_optimizer, train_step
-    from attention_core.zoo import calibration_pairs
+    from attention_core.training import make_optimizer
 
     tr = load_folder(model)
     sp = load_splits("couplet", data, extra=["poetry-couplet"])
@@ -44,27 +84,17 @@ def run(model: str, data: str, epochs: int, lr: float) -> list[dict]:
     extra = encode_pairs(sp.train[n:], tr.task, tr.src_vocab, tr.tgt_vocab, max_len=40)
     optimizer, best, records = make_optimizer(tr.model.parameters(), lr), -1.0, []
     for epoch in range(1, epochs + 1):
-        tr.model.train()
-        started, seen = time.time(), 0
-        for batch in bucketed_batches(own + random.Random(500 + epoch).sample(extra, len(own)), 64, seed=700 + epoch):
-            train_step(tr.model, batch, optimizer, clip=1.0, label_smoothing=0.1)
-            seen += len(batch.src_lengths)
+        started = time.time()
+        seen = train_epoch(tr, own + random.Random(500 + epoch).sample(extra, len(own)), optimizer, epoch)
         dev = evaluate(tr, sp.dev, beam_size=1, constrained=False)["bleu"]
         record = {"epoch": epoch, "pairs": seen, "s": round(time.time() - started), "dev_greedy_free": round(dev, 3),
                   "lr": optimizer.param_groups[0]["lr"]}
         records.append(record)
         print(json.dumps(record), flush=True)
-        if dev > best:
-            best = dev
-        else:
-            for group in optimizer.param_groups:
-                group["lr"] /= 2
+        best = decay(optimizer, dev, best)
         if epoch % 2 == 0:
-            tr.meta.pop("overproduction", None)
-            calibrate_overproduction(tr, calibration_pairs(sp))
-            full = {"epoch": epoch}
-            for name, pairs in (("dev", sp.dev), ("test", sp.test), ("poetry", sp.extra_tests["poetry-test"])):
-                report = evaluate(tr, pairs, beam_size=5, constrained=True)
+            full: dict = {"epoch": epoch}
+            for name, (_, report) in measure(tr, sp).items():
                 full[name] = dict(bleu=round(report["bleu"], 3), chrf=round(report["chrf"], 2),
                                   mfc=report["couplet"]["top_char_share"],
                                   distinct=round(report["couplet"]["distinct_ratio"], 3))

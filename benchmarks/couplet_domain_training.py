@@ -30,17 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from couplet_budget import decay, measure, train_epoch  # noqa: E402
 from couplet_domain import is_festival, split_scores  # noqa: E402
 
 
 def run(keep: float, epochs: int, lr: float, out: str, data: str) -> None:
     """Continue the default couplet model with ``keep`` of the Spring-Festival pairs; records go to ``out.jsonl``."""
-    from attention_core.couplet import calibrate_overproduction
-    from attention_core.data import bucketed_batches, encode_pairs, load_splits
+    from attention_core.data import encode_pairs, load_splits
     from attention_core.evaluation import evaluate
     from attention_core.hub import load_folder
-    from attention_core.training import make_optimizer, train_step
-    from attention_core.zoo import calibration_pairs
+    from attention_core.training import make_optimizer
 
     tr = load_folder(ROOT / "models" / "couplet" / "luong-general")
     tr.model.float()
@@ -69,26 +68,17 @@ def run(keep: float, epochs: int, lr: float, out: str, data: str) -> None:
             rng = random.Random(900 + epoch)
             own = other + rng.sample(festival, round(keep * len(festival)))
             pairs = own + rng.sample(extra, len(own))
-            tr.model.train()
             started = time.time()
-            for batch in bucketed_batches(pairs, 64, seed=700 + epoch):
-                train_step(tr.model, batch, optimizer, clip=1.0, label_smoothing=0.1)
+            train_epoch(tr, pairs, optimizer, epoch)
             dev = evaluate(tr, sp.dev, beam_size=1, constrained=False)["bleu"]
             dev_o = evaluate(tr, dev_other, beam_size=1, constrained=False)["bleu"]
             emit({"epoch": epoch, "pairs": len(pairs), "s": round(time.time() - started),
                   "dev_greedy_free": round(dev, 3), "dev_other_greedy_free": round(dev_o, 3),
                   "lr": optimizer.param_groups[0]["lr"]})
-            if dev_o > best:
-                best = dev_o
-            else:
-                for group in optimizer.param_groups:
-                    group["lr"] /= 2
+            best = decay(optimizer, dev_o, best)
             if epoch % 2 == 0 or epoch == epochs:
-                tr.meta.pop("overproduction", None)
-                calibrate_overproduction(tr, calibration_pairs(sp))
                 full: dict = {"epoch": epoch}
-                for name, test in (("dev", sp.dev), ("test", sp.test), ("poetry", sp.extra_tests["poetry-test"])):
-                    report = evaluate(tr, test, beam_size=5, constrained=True)
+                for name, (test, report) in measure(tr, sp).items():
                     full[name] = dict(bleu=round(report["bleu"], 3), mfc=round(report["couplet"]["top_char_share"], 3),
                                       distinct=round(report["couplet"]["distinct_ratio"], 3),
                                       parts={k: v["bleu"] for k, v in split_scores(report["outputs"], test).items()})
