@@ -27,12 +27,12 @@ from attention_core.hub import atomic_write_text, load_folder  # noqa: E402
 def main() -> None:
     """Decode, compare and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(ROOT / "models" / "couplet" / "luong-general"))
+    parser.add_argument("--model", default="models/couplet/luong-general", help="relative to the repository root")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--beam", type=int, default=5)
     args = parser.parse_args()
-    translator = load_folder(args.model)
+    translator = load_folder(ROOT / args.model)  # a relative path is read from the repository root
     sources = [s for s, _ in load_splits("couplet", args.data).evaluation_sets()["test"][: args.n]]
     outputs = translator.translate(sources, beam_size=args.beam)
     total = at_most_two = only_last_two = 0
