@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import torch.distributed as dist
+
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
 from attention_core.couplet import TONE_MODES, CoupletRules
@@ -257,7 +259,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             command="attention-lab " + shlex.join(argv),
             init=init,
         )
-        print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
+        if not (dist.is_initialized() and dist.get_rank() != 0):  # under torchrun, like fit's events: rank 0
+            print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
         return 0
     if args.command == "evaluate":
         translator = _load(args.model, args.device)

@@ -105,6 +105,7 @@ def test_torchrun_two_cpu_processes(tmp_path):
     events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     start = next(e for e in events if e.get("event") == "start")
     assert start["processes"] == 2
+    assert [e["event"] for e in events if e.get("event") == "done"] == ["done"]  # one summary, from rank 0
     epochs = [e for e in events if "epoch" in e and "train_loss" in e]
     assert len(epochs) == 2 and epochs[1]["train_loss"] < epochs[0]["train_loss"]
     assert load_folder(out).model.cfg.hidden_size == 32
