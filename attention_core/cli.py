@@ -16,19 +16,22 @@ from pathlib import Path
 
 import torch.distributed as dist
 
+from attention_core import corpora
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
+from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV
 from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
-from attention_core.hub import HubError, ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
+from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
+from attention_core.hubio import HubError
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
 from attention_core.training import TrainConfig, TrainError, fit, pick_device
 
-DEFAULT_DATA = "../shared/data"
+DATA_HELP = f"data folder (default: ${DATA_ENV}, else ~/.cache/attention-lab/data; `attention-lab data pull` fills it)"
 
 
 def _window(value: str) -> int | None | str:
@@ -85,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a model on a corpus from the data folder")
     p.add_argument("--task", choices=list(TASKS), required=True)
-    p.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default {DEFAULT_DATA})")
+    p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument("--init", default=None, metavar="MODEL",
@@ -120,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="score a model on its test (or dev) split; write a JSON report")
     p.add_argument("--model", required=True, help="model folder or Hub repo id")
-    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--split", choices=["test", "dev", "poetry-test"], default="test",
                    help="poetry-test: couplet models only, the classical poetry-couplet/test set")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
@@ -146,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_decoding(p)
 
     p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
-    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--runs", default="runs", help="training folders with checkpoints")
     p.add_argument("--models", default="models", help="where the shipped float16 models go")
     p.add_argument("--results", default="results")
@@ -159,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="turn results/eval into tables, figures and the orderings page")
     p.add_argument("--results", default="results")
     p.add_argument("--models", default=None, help="zoo folder for the alignment figures (default: bundled)")
-    p.add_argument("--data", default=DEFAULT_DATA, help="data folder (test-set references for the bootstrap)")
+    p.add_argument("--data", default=None, help=DATA_HELP + "; test-set references for the bootstrap")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
     p.add_argument("--model", required=True)
@@ -175,6 +178,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", required=True)
     p.add_argument("--revision", default=None)
     p.add_argument("--out", default=None, help="download into this folder (default: the Hub cache)")
+
+    p = sub.add_parser("data", help="get the corpora: pull from a Hub dataset repo, verify, push")
+    p.add_argument("action", choices=["pull", "verify", "push", "manifest"],
+                   help="pull: download and check; verify: check the data folder against the manifest; "
+                        "push: upload a verified folder with its dataset card; manifest: write the manifest of a "
+                        "folder (maintainers)")
+    p.add_argument("corpora", nargs="*", help="only these corpora, e.g. couplet cmn-eng (default: all)")
+    p.add_argument("--data", default=None, help=DATA_HELP)
+    p.add_argument("--repo", default=None,
+                   help=f"Hub dataset repo id (default: ${REPO_ENV}, else {DEFAULT_REPO})")
+    p.add_argument("--revision", default=None, help="pull: branch, tag or commit")
+    p.add_argument("--private", action="store_true", help="push: create the repo as private")
+    p.add_argument("--manifest", default=str(MANIFEST), help="the manifest (default: the one shipped with the code)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
 
@@ -336,6 +353,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             atomic_write_text(Path(args.out) / "README.md", readme.read_text(encoding="utf-8"))
         print(f"exported to {args.out}")
         return 0
+    if args.command == "data":
+        return _data(args)
     if args.command in ("push", "pull"):
         try:
             if args.command == "push":
@@ -349,10 +368,41 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     raise AssertionError(args.command)
 
 
+def _data(args: argparse.Namespace) -> int:
+    """``attention-lab data``: pull, verify, push or measure the corpora."""
+    if args.action == "manifest":
+        names = args.corpora or sorted({e.corpus for e in corpora.read_manifest(args.manifest)})
+        atomic_write_text(args.manifest, corpora.manifest_json(corpora.build_manifest(args.data, names)))
+        print(f"wrote {args.manifest}")
+        return 0
+    try:
+        entries = corpora.select(corpora.read_manifest(args.manifest), args.corpora)
+        if args.action == "pull":
+            corpora.pull(args.data, args.repo, args.corpora, args.revision, args.manifest, not args.quiet)
+            print(f"{len(entries)} files verified in {args.data}")
+        elif args.action == "verify":
+            corpora.verify(args.data, entries, not args.quiet)
+            print(f"{len(entries)} files verified in {args.data} ({sum(e.size for e in entries) / 1e6:.1f} MB)")
+        else:
+            print(corpora.push(args.data, corpora.data_repo(args.repo), private=args.private, corpora=args.corpora,
+                               manifest=args.manifest, progress=not args.quiet))
+    except (HubError, corpora.CorpusError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``attention-lab``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command == "data" and not any(r.startswith("-") for r in rest):
+        args.corpora += rest  # corpus names after the options: `data pull --data DIR couplet`
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if "data" in vars(args):
+        args.data = str(corpora.data_home(args.data))
     try:
         return _run(args, argv)
     except (DataError, ModelLoadError, InputError, TrainError, ValueError, OSError) as err:

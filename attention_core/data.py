@@ -20,13 +20,13 @@ Splits (saved with every model in ``data.json``):
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from attention_core.batch import Batch, make_batch
+from attention_core.corpora import data_home, sha256_file
 from attention_core.subword import Subwords, merge_pieces
 from attention_core.text import (
     detokenize_chinese,
@@ -60,8 +60,8 @@ class Corpus:
 def _require(path: Path, what: str) -> Path:
     if not path.exists():
         raise DataError(
-            f"{what} not found at {path}. Pass the folder that holds cmn-eng/, couplet/ and "
-            "poetry-couplet/ with --data (default ../shared/data)."
+            f"{what} not found at {path}. Run `attention-lab data pull` to download the corpora (about 100 MB), "
+            "or pass --data / set ATTENTION_LAB_DATA to the folder that holds cmn-eng/, couplet/ and poetry-couplet/."
         )
     return path
 
@@ -200,10 +200,6 @@ class Splits:
         return {"test": self.test, **self.extra_tests}
 
 
-def _sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def split_translation(
     data_dir: str | Path,
     seed: int = 1234,
@@ -242,7 +238,7 @@ def split_translation(
         else:
             train += group
     main_train_size = len(train)
-    sources = [{"path": corpus.path, "sha256": _sha256(corpus.path)}]
+    sources = [{"path": corpus.path, "sha256": sha256_file(corpus.path)}]
     skipped, overlap = corpus.skipped, 0
     held_out = {normalize_chinese(zh) for zh, _ in dev + test}
     seen = set(unique)
@@ -252,7 +248,7 @@ def split_translation(
             raise DataError(f"{Path(data_dir) / name} must hold exactly one .txt corpus file, found {len(files)}")
         more = read_cmn_eng(files[0])
         skipped += more.skipped
-        sources.append({"path": more.path, "sha256": _sha256(more.path)})
+        sources.append({"path": more.path, "sha256": sha256_file(more.path)})
         for pair in dict.fromkeys(more.pairs):
             if normalize_chinese(pair[0]) in held_out:
                 overlap += 1
@@ -311,7 +307,7 @@ def split_couplet(
         "rule": "test = couplet/test; dev = seeded sample of couplet/train; train = the rest (+ extra); "
         "poetry-test = poetry-couplet/test",
         "seed": seed,
-        "sources": [{"path": p, "sha256": _sha256(Path(p) / "in.txt")} for p in sources],
+        "sources": [{"path": p, "sha256": sha256_file(Path(p) / "in.txt")} for p in sources],
         "skipped_lines": skipped,
         "extra": list(extra),
         "sizes": {
@@ -324,8 +320,9 @@ def split_couplet(
     return Splits(train, dev, test_corpus.pairs, info, extra_tests, main_train_size)
 
 
-def load_splits(task: str, data_dir: str | Path, seed: int = 1234, extra: Sequence[str] = ()) -> Splits:
-    """The split for a task by name."""
+def load_splits(task: str, data_dir: str | Path | None = None, seed: int = 1234, extra: Sequence[str] = ()) -> Splits:
+    """The split for a task by name, from ``data_dir`` (default [`data_home`][attention_core.corpora.data_home])."""
+    data_dir = data_home(data_dir)
     if get_task(task).name == "translation":
         return split_translation(data_dir, seed, extra=extra)
     return split_couplet(data_dir, seed, extra=extra)

@@ -27,6 +27,7 @@ from safetensors.torch import load_file, save_file
 
 from attention_core.config import ModelConfig
 from attention_core.data import Task, get_task
+from attention_core.hubio import upload
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
 from attention_core.subword import Subwords
@@ -399,14 +400,6 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     return folder
 
 
-HTTP_CLIENTS = ("httpx", "httpx2", "requests", "urllib3")
-"""Packages whose exceptions mean the Hub could not be reached (``huggingface_hub`` has used each)."""
-
-
-class HubError(RuntimeError):
-    """A Hub request failed: no token, a refused token, no permission, or the Hub cannot be reached."""
-
-
 def push(
     folder: str | Path,
     repo_id: str,
@@ -435,35 +428,8 @@ def push(
         ModelLoadError: If the folder is not a valid model (nothing is uploaded).
         HubError: Without a token, with a refused one, or when the Hub cannot be reached.
     """
-    from huggingface_hub import HfApi, get_token
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-
     load_folder(folder)  # never upload a broken model
-    token = token or get_token()
-    if not token:
-        raise HubError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (a token with write access)")
-    api = HfApi(token=token)
-    try:
-        api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
-        info = api.upload_folder(
-            folder_path=str(folder),
-            repo_id=repo_id,
-            path_in_repo=path_in_repo or None,
-            commit_message=message,
-            allow_patterns=[*FILES, *OPTIONAL_FILES, "README.md"],
-        )
-    except OfflineModeIsEnabled:
-        raise HubError(f"cannot push to {repo_id!r}: HF_HUB_OFFLINE is set") from None
-    except HfHubHTTPError as err:
-        status = err.response.status_code if err.response is not None else None
-        if status in (401, 403):
-            raise HubError(
-                f"the Hub refused the token for {repo_id!r} (HTTP {status}): check that HF_TOKEN "
-                "is valid and has write access to that namespace"
-            ) from None
-        raise HubError(f"cannot push to {repo_id!r}: {str(err).splitlines()[0]}") from None
-    except Exception as err:  # connection refused, DNS, timeouts: the HTTP client's own errors
-        if isinstance(err, OSError) or type(err).__module__.split(".")[0] in HTTP_CLIENTS:
-            raise HubError(f"cannot reach the Hub to push {repo_id!r}: {err}") from None
-        raise
-    return str(getattr(info, "commit_url", info))
+    folder, prefix = Path(folder), path_in_repo.strip("/") + "/" if path_in_repo.strip("/") else ""
+    files = {prefix + name: folder / name for name in (*FILES, *OPTIONAL_FILES, "README.md")
+             if (folder / name).is_file()}
+    return upload(repo_id, files, "model", token=token, private=private, message=message)

@@ -11,7 +11,6 @@ comparison is about attention alone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from attention_core.corpora import sha256_file
 from attention_core.couplet import calibrate_overproduction
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
@@ -290,10 +290,6 @@ OVERPRODUCTION = "overproduction.json"
 """The cliché table of a couplet run, kept in its run folder with the weights it was measured on."""
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def give_overproduction(trained: Translator, run_dir: Path, splits: Splits, name: str) -> None:
     """Give a trained couplet model its over-production table (the cliché penalty's), measured once per weights.
 
@@ -304,7 +300,7 @@ def give_overproduction(trained: Translator, run_dir: Path, splits: Splits, name
     The key is the weights alone, as for the evaluation reports: a change of the calibration itself
     (its pairs, rounds or rules) needs the file deleted.
     """
-    path, weights = run_dir / OVERPRODUCTION, _sha256(run_dir / WEIGHTS)
+    path, weights = run_dir / OVERPRODUCTION, sha256_file(run_dir / WEIGHTS)
     try:
         saved = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -350,7 +346,7 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
         give_overproduction(trained, run_dir, splits, name)
     save_pretrained(trained, model_dir, half=True)
     translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights
-    weights = _sha256(model_dir / WEIGHTS)
+    weights = sha256_file(model_dir / WEIGHTS)
     reports = {}
     for set_name, pairs in splits.evaluation_sets().items():
         stem = task if set_name == "test" else f"{task}-{set_name}"

@@ -28,7 +28,7 @@ def main() -> None:
     """Decode, compare and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="models/couplet/luong-general", help="relative to the repository root")
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--beam", type=int, default=5)
     args = parser.parse_args()

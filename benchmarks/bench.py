@@ -43,7 +43,7 @@ from attention_core.seq2seq import build_model  # noqa: E402
 from attention_core.training import make_optimizer, train_step  # noqa: E402
 from attention_core.zoo import VARIANTS as ZOO_VARIANTS  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+DATA = None  # the data folder: $ATTENTION_LAB_DATA or the user cache folder (attention_core.corpora.data_home)
 MODEL = ROOT / "models" / "translation" / "luong-general"
 EMB, HIDDEN = 128, 256
 LUONG_GENERAL = ZOO_VARIANTS["luong-general"]

@@ -64,7 +64,7 @@ def split_scores(outputs: list[str], pairs: list[tuple[str, str]]) -> dict[str, 
 def main() -> None:
     """Measure the shares and the split scores, and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
     parser.add_argument("--results", default=str(ROOT / "results"))
     parser.add_argument("--decoding", default="beam5")
     args = parser.parse_args()

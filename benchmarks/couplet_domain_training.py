@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--keep", type=float, default=1.0, help="share of the Spring-Festival modern pairs per epoch")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
     parser.add_argument("--out", default="runs/domain/run", help="records go to OUT.jsonl")
     parser.add_argument("--table", nargs="+", metavar="OUT", help="write the table of these finished runs instead")
     args = parser.parse_args()

@@ -78,7 +78,7 @@ def main() -> None:
     """Run the ablation and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(ROOT / "models" / "couplet" / "luong-general"))
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
     parser.add_argument("--split", default="dev", choices=["dev", "test", "poetry-test"])
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="only the first N pairs (a quick check)")

@@ -85,7 +85,7 @@ def markdown(rows: list[dict]) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[1])
-    p.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    p.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
     p.add_argument("--runs", default=str(ROOT / "runs" / "quality"))
     p.add_argument("--out", default=str(ROOT / "results" / "precision_quality.json"))
     args = p.parse_args()

@@ -442,7 +442,7 @@ def write_samples(results: Path, reports: dict, data: str | Path) -> list[Path]:
 
 
 def write_report(results: str | Path = "results", models: str | Path | None = None,
-                 data: str | Path = "../shared/data") -> list[Path]:
+                 data: str | Path | None = None) -> list[Path]:
     """Write everything listed in the module docstring; returns the files written."""
     results = Path(results)
     reports = load_reports(results)

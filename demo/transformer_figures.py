@@ -435,7 +435,7 @@ def encoder_head_figure(transformer: Translator, patterns: Tensor, text: str = E
     return fig
 
 
-def test_sources(data: str | Path = "../shared/data", n: int = TEST_PAIRS) -> list[str]:
+def test_sources(data: str | Path | None = None, n: int = TEST_PAIRS) -> list[str]:
     """The Chinese side of the first ``n`` pairs of the translation test split (``load_splits``)."""
     return [src for src, _ in load_splits("translation", data).test[:n]]
 
@@ -472,7 +472,7 @@ def transformer_figure_links() -> dict[str, str]:
                                      "transformer-encoder-head")}
 
 
-def write_transformer_figures(results: Path, registry: ModelRegistry, data: str | Path = "../shared/data"
+def write_transformer_figures(results: Path, registry: ModelRegistry, data: str | Path | None = None
                               ) -> list[Path]:
     """Write every Transformer figure as ``results/figures/transformer-<name>.html`` and ``.png``.
 

@@ -5,6 +5,9 @@
 ``.../tree/{revision}`` describe the repo (what ``snapshot_download`` asks first); anything else is
 a 404 with the Hub's error header.
 
+Dataset repos (``repo_type="dataset"``) are the same under ``/datasets/...`` and ``/api/datasets/...``,
+stored in ``root/datasets/{namespace}/{name}/``.
+
 Uploads speak what ``HfApi.create_repo`` and ``HfApi.upload_folder`` send (huggingface_hub 1.x–2.x):
 ``POST /api/repos/create`` (``{"name", "organization", ...}``; 409 if the repo exists),
 ``POST /api/validate-yaml`` (the model card's metadata, always accepted),
@@ -39,8 +42,11 @@ def serve(root: Path, tokens: frozenset[str] = frozenset()) -> tuple[ThreadingHT
 
         def _file(self) -> Path | None:
             parts = self.path.split("?")[0].strip("/").split("/")
+            base = root
+            if parts[0] == "datasets":
+                base, parts = root / "datasets", parts[1:]
             if len(parts) >= 5 and parts[2] == "resolve":
-                path = root / parts[0] / parts[1] / "/".join(parts[4:])
+                path = base / parts[0] / parts[1] / "/".join(parts[4:])
                 if path.is_file():
                     return path
             return None
@@ -67,9 +73,10 @@ def serve(root: Path, tokens: frozenset[str] = frozenset()) -> tuple[ThreadingHT
 
         def _api(self) -> bytes | None:
             parts = self.path.split("?")[0].strip("/").split("/")
-            if len(parts) < 6 or parts[:2] != ["api", "models"] or parts[4] not in ("revision", "tree"):
+            if len(parts) < 6 or parts[:2] not in (["api", "models"], ["api", "datasets"]) \
+                    or parts[4] not in ("revision", "tree"):
                 return None
-            repo = root / parts[2] / parts[3]
+            repo = (root / "datasets" if parts[1] == "datasets" else root) / parts[2] / parts[3]
             if not repo.is_dir():
                 return None
             files = sorted(p for p in repo.rglob("*") if p.is_file())
@@ -118,15 +125,16 @@ def serve(root: Path, tokens: frozenset[str] = frozenset()) -> tuple[ThreadingHT
             if parts == ["api", "repos", "create"]:
                 payload = json.loads(body)
                 repo_id = f"{payload['organization']}/{payload['name']}"
-                repo = root / repo_id
+                repo = (root / "datasets" if payload.get("type") == "dataset" else root) / repo_id
                 if repo.is_dir():
                     return self._reply(409, error="You already created this model repo")
                 repo.mkdir(parents=True)
                 return self._reply(200, {"url": f"{endpoint}/{repo_id}", "name": repo_id})
-            if len(parts) < 6 or parts[:2] != ["api", "models"] or parts[4] not in ("preupload", "commit"):
+            if len(parts) < 6 or parts[:2] not in (["api", "models"], ["api", "datasets"]) \
+                    or parts[4] not in ("preupload", "commit"):
                 return self._reply(404, error="Not found")
             repo_id = f"{parts[2]}/{parts[3]}"
-            repo = root / repo_id
+            repo = (root / "datasets" if parts[1] == "datasets" else root) / repo_id
             if not repo.is_dir():
                 return self._reply(404, error=f"Repository {repo_id} not found")
             if parts[4] == "preupload":

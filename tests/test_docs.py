@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+from corpus import SCREENSHOTS, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
-SCREENSHOTS = ROOT / "tests" / "screenshots"
 THEORY = ("why", "steps", "scores", "qkv", "bahdanau-luong", "local", "masking", "decoding", "transformer")
 TRANSLATED = ("", "quickstart", "walkthrough", *(f"theory/{page}" for page in THEORY), "cli", "results", "benchmarks",
               "guide/training", "guide/hub", "guide/space")
@@ -175,8 +175,7 @@ def _search(page, query: str) -> list[str]:
 def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(site, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    if not Path("/usr/bin/chromium").exists():
-        pytest.fail("the browser test needs Debian chromium: apt-get install chromium fonts-noto-cjk")
+    executable = chromium()
     pages = _pages(site)
     server, base = _serve_under_docs(site, tmp_path)
     origin = base.removesuffix("/docs")
@@ -184,7 +183,7 @@ def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(s
     start = time.monotonic()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+            browser = p.chromium.launch(executable_path=executable,
                                         args=["--headless", "--no-sandbox", "--disable-gpu",
                                               "--disable-background-networking", "--disable-component-update"])
             page = browser.new_page(viewport={"width": 1280, "height": 2000})
@@ -211,7 +210,7 @@ def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(s
             page.goto(base + "/en/quickstart/", wait_until="load")
             assert _search(page, "precision")
 
-            SCREENSHOTS.mkdir(exist_ok=True)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.goto(base + "/theory/steps/", wait_until="load")
             page.wait_for_selector("mjx-container", timeout=30_000)
             page.wait_for_timeout(1000)
