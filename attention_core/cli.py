@@ -1,6 +1,7 @@
 """The ``attention-lab`` command line: a thin layer over the library.
 
-Subcommands: ``train``, ``evaluate``, ``translate``, ``couplet``, ``zoo``, ``report``, ``export``, ``push``, ``pull``.
+Subcommands: ``train``, ``evaluate``, ``translate``, ``couplet``, ``zoo``, ``export``, ``push``, ``pull``, ``data``.
+The reports and figures have their own command, ``python -m reports``.
 Run ``attention-lab <command> --help`` (or ``python -m attention_core.cli``) for the options.
 Errors (bad paths, unknown variants, empty input) print one ``error:`` line and exit with status 2.
 """
@@ -158,11 +159,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="training precision (the bundled models: fp32)")
     p.add_argument("--quiet", action="store_true")
-
-    p = sub.add_parser("report", help="turn results/eval into tables, figures and the orderings page")
-    p.add_argument("--results", default="results")
-    p.add_argument("--models", default=None, help="zoo folder for the alignment figures (default: bundled)")
-    p.add_argument("--data", default=None, help=DATA_HELP + "; test-set references for the bootstrap")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
     p.add_argument("--model", required=True)
@@ -338,12 +334,6 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
         run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet,
                 args.precision)
-        return 0
-    if args.command == "report":
-        from demo.report import write_report  # plotting lives outside the library
-
-        for path in write_report(args.results, args.models, args.data):
-            print(path)
         return 0
     if args.command == "export":
         translator = _load(args.model, "cpu")

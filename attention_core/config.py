@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from attention_core.attention import CENTRES
+from attention_core.scores import SCORES
 
 RNN_TYPES = ("lstm", "gru")
 
@@ -32,6 +36,13 @@ _INTS = ("src_vocab_size", "tgt_vocab_size", "emb_size", "hidden_size", "num_lay
 _STRS = ("decoder", "score", "attention", "rnn")
 _BOOLS = ("tie_embeddings", "share_embeddings")
 _SPECIAL_IDS = ("pad_id", "unk_id", "bos_id", "eos_id")
+
+
+def check_choice(name: str, value: str, valid: Iterable[str]) -> None:
+    """Raise ``ValueError("unknown {name} {value!r}; valid: ...")`` unless ``value`` is one of ``valid``."""
+    valid = list(valid)
+    if value not in valid:
+        raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
 
 
 @dataclass
@@ -92,22 +103,16 @@ class ModelConfig:
     def validate(self) -> ModelConfig:
         """Check every field; raise ``ValueError`` with a readable message if one is wrong.
 
+        The decoder's name is checked where the decoders are built
+        ([`build_model`][attention_core.seq2seq.build_model]): the registry of decoders depends on this config.
+
         Returns:
             ``self``, so calls can be chained.
         """
-        from attention_core.attention import CENTRES
-        from attention_core.decoder import DECODERS
-        from attention_core.scores import SCORES
-
-        def check(name: str, value: str, valid: Any) -> None:
-            if value not in valid:
-                raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
-
         self._check_types()
-        check("decoder", self.decoder, [*DECODERS, TRANSFORMER])
-        check("score", self.score, SCORES)
-        check("attention mode", self.attention, CENTRES)
-        check("rnn", self.rnn, RNN_TYPES)
+        check_choice("score", self.score, SCORES)
+        check_choice("attention mode", self.attention, CENTRES)
+        check_choice("rnn", self.rnn, RNN_TYPES)
         for name, (low, high) in LIMITS.items():
             value = getattr(self, name)
             if value is not None and not low <= value <= high:

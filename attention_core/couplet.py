@@ -25,7 +25,7 @@ The rules a reader judges a couplet by are switches in [`CoupletRules`][attentio
 * **cliché penalty** ``λ`` — each character ``y`` loses ``λ · o(y)`` of log-probability, where
   ``o(y) ≥ 0`` is how much the model **over-produces** it: the log of its share among the model's
   outputs over its share among human 下联s, measured by
-  [`calibrate_overproduction`][attention_core.couplet.calibrate_overproduction] on training 上联s
+  [`calibrate_overproduction`][attention_core.calibration.calibrate_overproduction] on training 上联s
   and stored with the model (``meta["overproduction"]``). Characters the model does not over-produce
   pay nothing. Calibration runs in rounds (the second measures what the first round's penalty
   shifts the collapse onto: 春 → 图 → 宏), so at ``λ = 1`` the model's character frequencies roughly
@@ -41,22 +41,16 @@ so the output is never ``<pad>`` or ``<unk>``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import weakref
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
 from attention_core.metrics import repetition_pattern, tone_class
 from attention_core.vocab import SPECIALS, Vocab, is_punctuation
-
-if TYPE_CHECKING:  # the pipeline imports this module
-    from attention_core.pipeline import Translator
 
 
 @dataclass(frozen=True)
@@ -116,7 +110,7 @@ def cliche_penalties(vocab: Vocab, strength: float, overproduction: dict[str, fl
         vocab: The target vocabulary.
         strength: ``λ``.
         overproduction: ``o(y)`` by character, from
-            [`calibrate_overproduction`][attention_core.couplet.calibrate_overproduction]; ``None``
+            [`calibrate_overproduction`][attention_core.calibration.calibrate_overproduction]; ``None``
             falls back to the corpus frequency ``max(0, log(N · p(y)))`` of ``vocab.counts``.
 
     Examples:
@@ -144,48 +138,6 @@ def cliche_penalties(vocab: Vocab, strength: float, overproduction: dict[str, fl
         return None
     share = counts / counts.sum()
     return (strength * torch.log(share * seen).clamp_min(0.0)).float()
-
-
-def calibrate_overproduction(
-    translator: Translator,
-    pairs: Sequence[tuple[str, str]],
-    rounds: int = 5,
-    beam_size: int = 5,
-    rules: CoupletRules | None = None,
-) -> dict[str, float]:
-    """Measure which characters a couplet model over-produces, and by how much (``o(y)``, in nats).
-
-    Each round decodes the 上联s of ``pairs`` with the penalty measured so far at ``λ = 1`` and adds
-    ``max(0, log(f_model(y) / f_ref(y)))`` for every character, where ``f_model`` is the character's
-    share among the outputs and ``f_ref`` its (add-one smoothed) share among the human 下联s of the
-    same pairs. The result is stored as ``translator.meta["overproduction"]`` (and returned); the
-    cliché penalty reads it. Use training pairs, never a test set.
-
-    Args:
-        translator: A couplet model.
-        pairs: ``(上联, 下联)`` texts to measure on.
-        rounds: Decoding rounds.
-        beam_size: Beam size of the measuring decodes.
-        rules: The other rules while measuring (default: ``CoupletRules()``); the penalty is set to 1.
-
-    Returns:
-        ``{character: o(y)}`` for the characters with ``o(y) > 0``, rounded to 3 decimals.
-    """
-    rules = dataclasses.replace(rules or CoupletRules(), cliche_penalty=1.0)
-    task, vocab = translator.task, translator.tgt_vocab
-    refs = Counter(ch for _, ref in pairs for ch in task.tokenize_tgt(ref) if not is_punctuation(ch))
-    total_ref = sum(refs.values())
-    table: dict[str, float] = {}
-    translator.meta["overproduction"] = table
-    for _ in range(rounds):
-        outputs = translator.translate([s for s, _ in pairs], beam_size=beam_size, rules=rules)
-        made = Counter(ch for out in outputs for ch in out.tokens if not is_punctuation(ch))
-        total = sum(made.values())
-        for ch, n in made.items():
-            excess = math.log((n / total) / ((refs[ch] + 1) / (total_ref + len(vocab))))
-            if excess > 0:
-                table[ch] = round(table.get(ch, 0.0) + excess, 3)
-    return table
 
 
 class CoupletConstraint:

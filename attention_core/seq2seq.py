@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from attention_core.attention import Attention
-from attention_core.config import ModelConfig
+from attention_core.config import ModelConfig, check_choice
 from attention_core.decoder import DECODERS, Decoder, DecoderState, Memory
 from attention_core.encoder import Encoder
 from attention_core.scores import build_score
@@ -198,6 +198,7 @@ def build_model(cfg: ModelConfig) -> Seq2Seq | Transformer:
         ('LuongDecoder', 'ConcatScore')
     """
     cfg.validate()
+    check_choice("decoder", cfg.decoder, [*DECODERS, TRANSFORMER])
     if cfg.decoder == TRANSFORMER:
         return build_transformer(cfg)
     H = cfg.hidden_size

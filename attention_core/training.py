@@ -333,6 +333,78 @@ def fit(
             not fit (or continues a model and ``init`` is missing), or ``init`` belongs to another
             task, disagrees with ``model_options`` or has already run ``train_cfg.epochs``.
     """
+    train_cfg = _settle_settings(train_cfg, init, model_options)
+    rank, world = _distributed()
+    dev_ = pick_device(device)
+    precision = resolve_precision(train_cfg.precision, dev_)
+    out = Path(out_dir)
+    ckpt = _read_checkpoint(out, resume, init, dev_)
+    random.seed(train_cfg.seed)
+    torch.manual_seed(train_cfg.seed)
+    data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume)
+    run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
+    if ckpt is not None:
+        _restore(run, ckpt, out / CHECKPOINT, dev_)
+    translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
+                            _metadata(splits, train_cfg, precision, command, run.state, data.examples, init))
+    if init is not None and ckpt is None:
+        _score_the_start(translator, data.dev, train_cfg, run.state, out, rank, world)
+    if rank == 0:
+        _log_start(run, data, dev_, precision, world)
+    for epoch in range(run.state["epoch"] + 1, train_cfg.epochs + 1):
+        if run.state["finished"]:
+            break
+        record = _train_epoch(run, data, train_cfg, epoch, dev_, rank, world, progress)
+        dev_bleu = _dev_bleu(translator, data.dev, train_cfg, rank, world)
+        _end_epoch(run, translator, record, dev_bleu, train_cfg, out, rank, world, dev_)
+    if run.state["epoch"] >= train_cfg.epochs:
+        run.state["finished"] = True
+    return {
+        "best_dev_bleu": run.state["best_bleu"],
+        "epochs": run.state["epoch"],
+        "finished": run.state["finished"],
+        "history": run.state["history"],
+        "out_dir": str(out),
+    }
+
+
+CHECKPOINT = "checkpoint.pt"
+"""The resumable training state inside a run folder."""
+
+
+@dataclass
+class _Data:
+    """What a run trains and selects on: the task (with any subwords), vocabularies and encoded pairs."""
+
+    task: Task
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    own: list[Example]
+    extra: list[Example]
+    dev: Sequence[tuple[str, str]]
+    init_history: list[dict]
+
+    @property
+    def examples(self) -> list[Example]:
+        """Every training example: the task's own corpus, then the extra data."""
+        return self.own + self.extra
+
+
+@dataclass
+class _Run:
+    """The moving parts of a run: the model (and its DDP wrapper), optimiser, schedule, scaler and state."""
+
+    model: Seq2Seq
+    train_model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau
+    scaler: torch.amp.GradScaler | None
+    amp_dtype: torch.dtype | None
+    state: dict
+
+
+def _settle_settings(train_cfg: TrainConfig, init: Translator | None, model_options: dict) -> TrainConfig:
+    """Validate the settings; a continued model keeps its vocabulary settings; a Transformer needs teacher forcing."""
     train_cfg.validate()
     if init is not None:  # the vocabulary settings are the model's: record those, not the ignored ones
         train_cfg = dataclasses.replace(train_cfg, **_vocabulary_settings(init, train_cfg))
@@ -340,22 +412,26 @@ def fit(
     if decoder == TRANSFORMER and train_cfg.teacher_forcing < 1.0:
         raise TrainError("a Transformer trains with teacher forcing 1 (every target position at once); "
                          f"got teacher_forcing={train_cfg.teacher_forcing}")
-    rank, world = _distributed()
-    dev_ = pick_device(device)
-    precision = resolve_precision(train_cfg.precision, dev_)
-    out = Path(out_dir)
-    ckpt_path = out / "checkpoint.pt"
-    if ckpt_path.exists() and not resume:
+    return train_cfg
+
+
+def _read_checkpoint(out: Path, resume: bool, init: Translator | None, device: torch.device) -> dict | None:
+    """The checkpoint to resume from (``None`` for a new run); refuses to overwrite a run or to lose its ``init``."""
+    path = out / CHECKPOINT
+    if path.exists() and not resume:
         raise TrainError(
             f"{out} already holds a training run; pass --resume to continue it, "
             "or choose another --out folder"
         )
-    ckpt = torch.load(ckpt_path, map_location=dev_, weights_only=True) if resume and ckpt_path.exists() else None
+    ckpt = torch.load(path, map_location=device, weights_only=True) if resume and path.exists() else None
     if ckpt is not None and init is None and json.loads(ckpt["state"]).get("continued"):
         raise TrainError(f"{out} continues a trained model: resume it with the same --init (fit's init)")
-    random.seed(train_cfg.seed)
-    torch.manual_seed(train_cfg.seed)
+    return ckpt
 
+
+def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,
+                  out: Path, resume: bool) -> _Data:
+    """Subwords and vocabularies (learned, or the continued model's), then the encoded training pairs."""
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
     init_history = _history(init) if init is not None else []
@@ -369,24 +445,29 @@ def fit(
     main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
     own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
     extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
-    examples = own + extra
-    if not examples:
+    if not own + extra:
         raise TrainError("no training pairs left after tokenisation and length filtering")
+    return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history)
+
+
+def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None,
+               device: torch.device, world: int, precision: str) -> _Run:
+    """The model (new, or the continued one's weights), its optimiser, learning-rate schedule and starting state."""
     if init is not None:
         cfg = init.model.cfg
     else:
         cfg = ModelConfig(
-            src_vocab_size=len(src_vocab),
-            tgt_vocab_size=len(tgt_vocab),
-            length_ratio=round(length_ratio(examples), 4),
+            src_vocab_size=len(data.src_vocab),
+            tgt_vocab_size=len(data.tgt_vocab),
+            length_ratio=round(length_ratio(data.examples), 4),
             **model_options,
         ).validate()
-    model = build_model(cfg).to(dev_)
+    model = build_model(cfg).to(device)
     if init is not None:
         model.load_state_dict({k: v.float() for k, v in init.model.state_dict().items()})
     train_model: torch.nn.Module = model
     if world > 1:
-        train_model = DistributedDataParallel(model, device_ids=[dev_.index] if dev_.type == "cuda" else None)
+        train_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = make_optimizer(model.parameters(), train_cfg.lr)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
         optimizer,
@@ -398,19 +479,28 @@ def fit(
     scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
     if init is not None:
-        state.update(epoch=len(init_history), history=list(init_history), continued=True)
-    if ckpt is not None:
-        try:
-            model.load_state_dict(ckpt["model"])
-        except RuntimeError as err:
-            raise TrainError(f"{ckpt_path} does not fit this model and data: {str(err).splitlines()[0]}") from None
-        optimizer.load_state_dict(ckpt["optimizer"])
-        scheduler.load_state_dict(ckpt["scheduler"])
-        state = json.loads(ckpt["state"])
-        torch.set_rng_state(ckpt["torch_rng"].cpu())
-        random.setstate(_as_random_state(ckpt["python_rng"]))
-        if ckpt.get("cuda_rng") is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state(ckpt["cuda_rng"].cpu(), dev_)
+        state.update(epoch=len(data.init_history), history=list(data.init_history), continued=True)
+    return _Run(model, train_model, optimizer, scheduler, scaler, AMP_DTYPES[precision], state)
+
+
+def _restore(run: _Run, ckpt: dict, path: Path, device: torch.device) -> None:
+    """Load a checkpoint's weights, optimiser, schedule, state and random states into the run."""
+    try:
+        run.model.load_state_dict(ckpt["model"])
+    except RuntimeError as err:
+        raise TrainError(f"{path} does not fit this model and data: {str(err).splitlines()[0]}") from None
+    run.optimizer.load_state_dict(ckpt["optimizer"])
+    run.scheduler.load_state_dict(ckpt["scheduler"])
+    run.state = json.loads(ckpt["state"])
+    torch.set_rng_state(ckpt["torch_rng"].cpu())
+    random.setstate(_as_random_state(ckpt["python_rng"]))
+    if ckpt.get("cuda_rng") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(ckpt["cuda_rng"].cpu(), device)
+
+
+def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,
+              examples: Sequence[Example], init: Translator | None) -> dict:
+    """The model's metadata: data split, settings, command, history, source lengths, and what it continues."""
     meta = {
         "data": splits.info,
         "train": dataclasses.asdict(train_cfg),
@@ -421,115 +511,125 @@ def fit(
     }
     if init is not None:
         meta["continued_from"] = {
-            "epochs": len(init_history),
+            "epochs": len(_history(init)),
             **{k: init.meta.get(k) for k in ("command", "train", "precision", "best_dev_bleu")},
         }
-    translator = Translator(model, src_vocab, tgt_vocab, task, meta)
-    if init is not None and ckpt is None:
-        # the bar to beat is the model itself, on this run's dev set and dev beam
-        start = evaluate_bleu(translator, dev_pairs, train_cfg.dev_beam) if rank == 0 else 0.0
-        if world > 1:
-            shared = [start]
-            dist.broadcast_object_list(shared, src=0)
-            start = shared[0]
-        state["best_bleu"] = start  # the scheduler starts afresh with the optimiser
-        meta["continued_from"]["dev_bleu"] = meta["best_dev_bleu"] = round(start, 2)
-        if rank == 0:
-            save_pretrained(translator, out)  # the best model so far, should no epoch beat it
-    if rank == 0:
-        log = {
-            "train_pairs": len(examples),
-            "dev_pairs": len(dev_pairs),
-            "src_vocab": len(src_vocab),
-            "tgt_vocab": len(tgt_vocab),
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "device": str(dev_),
-            "precision": precision,
-            "processes": world,
-            "resumed_at_epoch": state["epoch"],
-        }
-        print(json.dumps({"event": "start", **log}), flush=True)
+    return meta
 
-    for epoch in range(state["epoch"] + 1, train_cfg.epochs + 1):
-        if state["finished"]:
-            break
-        epoch_seed = train_cfg.seed * 1000 + epoch
-        epoch_examples = examples
-        if train_cfg.full_data_epochs and epoch > train_cfg.full_data_epochs and extra:
-            draw = min(len(extra), round(len(own) * train_cfg.extra_ratio))
-            epoch_examples = own + random.Random(epoch_seed).sample(extra, draw)
-        batches = list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed))
-        if world > 1:
-            batches = batches[: len(batches) // world * world][rank::world]
-        started, pairs, total_loss = time.perf_counter(), 0, 0.0
-        bar = tqdm(
-            batches,
-            desc=f"epoch {epoch}",
-            disable=not progress or rank != 0,
-            mininterval=1.0,
-            dynamic_ncols=True,
-            file=sys.stderr,
-        )
-        for batch in bar:
-            loss = train_step(
-                train_model,
-                batch.to(dev_),
-                optimizer,
-                train_cfg.clip,
-                train_cfg.teacher_forcing,
-                train_cfg.label_smoothing,
-                scaler,
-                AMP_DTYPES[precision],
-            )
-            pairs += batch.size
-            total_loss += loss * batch.size
-            bar.set_postfix(loss=f"{loss:.3f}", pairs_s=f"{pairs / (time.perf_counter() - started):.0f}")
-        seconds = time.perf_counter() - started
-        dev_bleu = evaluate_bleu(translator, dev_pairs, train_cfg.dev_beam) if rank == 0 else 0.0
-        if world > 1:
-            shared = [dev_bleu]
-            dist.broadcast_object_list(shared, src=0)
-            dev_bleu = shared[0]
-        scheduler.step(dev_bleu)
-        improved = dev_bleu > state["best_bleu"]
-        record = {
-            "epoch": epoch,
-            "train_loss": round(total_loss / max(1, pairs), 4),
-            "dev_bleu": round(dev_bleu, 2),
-            "lr": optimizer.param_groups[0]["lr"],
-            "pairs": pairs * world,
-            "pairs_per_s": round(pairs * world / seconds, 1),
-            "seconds": round(seconds, 1),
-            "improved": improved,
-        }
-        state["history"].append(record)
-        if improved:
-            state["best_bleu"], state["bad_epochs"] = dev_bleu, 0
-            state["best_epoch"] = epoch
-        else:
-            state["bad_epochs"] += 1
-        state["epoch"] = epoch
-        if state["bad_epochs"] >= train_cfg.patience or epoch == train_cfg.epochs:
-            state["finished"] = True
-        if rank == 0:
-            meta["history"] = state["history"]
-            meta["best_dev_bleu"] = round(state["best_bleu"], 2)
-            if improved:
-                save_pretrained(translator, out)
-            _save_checkpoint(ckpt_path, model, optimizer, scheduler, state, dev_)
-            atomic_write_text(out / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in state["history"]))
-            print(json.dumps(record), flush=True)
-        if world > 1:
-            dist.barrier()
-    if state["epoch"] >= train_cfg.epochs:
-        state["finished"] = True
-    return {
-        "best_dev_bleu": state["best_bleu"],
-        "epochs": state["epoch"],
-        "finished": state["finished"],
-        "history": state["history"],
-        "out_dir": str(out),
+
+def _score_the_start(translator: Translator, dev: Sequence[tuple[str, str]], train_cfg: TrainConfig, state: dict,
+                     out: Path, rank: int, world: int) -> None:
+    """A continued model: its own dev score is the bar to beat, and it is saved as the best model so far."""
+    start = _dev_bleu(translator, dev, train_cfg, rank, world)
+    state["best_bleu"] = start  # the scheduler starts afresh with the optimiser
+    translator.meta["continued_from"]["dev_bleu"] = translator.meta["best_dev_bleu"] = round(start, 2)
+    if rank == 0:
+        save_pretrained(translator, out)  # the best model so far, should no epoch beat it
+
+
+def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, world: int) -> None:
+    """Print the ``start`` event: data sizes, vocabularies, parameters, device and where the run resumes."""
+    log = {
+        "train_pairs": len(data.examples),
+        "dev_pairs": len(data.dev),
+        "src_vocab": len(data.src_vocab),
+        "tgt_vocab": len(data.tgt_vocab),
+        "parameters": sum(p.numel() for p in run.model.parameters()),
+        "device": str(device),
+        "precision": precision,
+        "processes": world,
+        "resumed_at_epoch": run.state["epoch"],
     }
+    print(json.dumps({"event": "start", **log}), flush=True)
+
+
+def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, device: torch.device, rank: int,
+                 world: int, progress: bool) -> dict:
+    """One epoch of updates (the curriculum's draw of extra pairs, bucketed batches, this rank's share).
+
+    Returns:
+        The epoch's record so far: mean loss, pairs, speed and time.
+    """
+    epoch_seed = train_cfg.seed * 1000 + epoch
+    epoch_examples = data.examples
+    if train_cfg.full_data_epochs and epoch > train_cfg.full_data_epochs and data.extra:
+        draw = min(len(data.extra), round(len(data.own) * train_cfg.extra_ratio))
+        epoch_examples = data.own + random.Random(epoch_seed).sample(data.extra, draw)
+    batches = list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed))
+    if world > 1:
+        batches = batches[: len(batches) // world * world][rank::world]
+    started, pairs, total_loss = time.perf_counter(), 0, 0.0
+    bar = tqdm(
+        batches,
+        desc=f"epoch {epoch}",
+        disable=not progress or rank != 0,
+        mininterval=1.0,
+        dynamic_ncols=True,
+        file=sys.stderr,
+    )
+    for batch in bar:
+        loss = train_step(
+            run.train_model,
+            batch.to(device),
+            run.optimizer,
+            train_cfg.clip,
+            train_cfg.teacher_forcing,
+            train_cfg.label_smoothing,
+            run.scaler,
+            run.amp_dtype,
+        )
+        pairs += batch.size
+        total_loss += loss * batch.size
+        bar.set_postfix(loss=f"{loss:.3f}", pairs_s=f"{pairs / (time.perf_counter() - started):.0f}")
+    seconds = time.perf_counter() - started
+    return {
+        "epoch": epoch,
+        "train_loss": round(total_loss / max(1, pairs), 4),
+        "pairs": pairs * world,
+        "pairs_per_s": round(pairs * world / seconds, 1),
+        "seconds": round(seconds, 1),
+    }
+
+
+def _dev_bleu(translator: Translator, dev: Sequence[tuple[str, str]], train_cfg: TrainConfig, rank: int,
+              world: int) -> float:
+    """Dev BLEU, measured on rank 0 and shared with every process."""
+    score = evaluate_bleu(translator, dev, train_cfg.dev_beam) if rank == 0 else 0.0
+    if world > 1:
+        shared = [score]
+        dist.broadcast_object_list(shared, src=0)
+        score = shared[0]
+    return score
+
+
+def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float, train_cfg: TrainConfig, out: Path,
+               rank: int, world: int, device: torch.device) -> None:
+    """Schedule, early stopping, and (rank 0) the best model, the checkpoint and the epoch's log line."""
+    state = run.state
+    run.scheduler.step(dev_bleu)
+    improved = dev_bleu > state["best_bleu"]
+    record = {"epoch": record["epoch"], "train_loss": record["train_loss"], "dev_bleu": round(dev_bleu, 2),
+              "lr": run.optimizer.param_groups[0]["lr"], "pairs": record["pairs"],
+              "pairs_per_s": record["pairs_per_s"], "seconds": record["seconds"], "improved": improved}
+    state["history"].append(record)
+    if improved:
+        state["best_bleu"], state["bad_epochs"] = dev_bleu, 0
+        state["best_epoch"] = record["epoch"]
+    else:
+        state["bad_epochs"] += 1
+    state["epoch"] = record["epoch"]
+    if state["bad_epochs"] >= train_cfg.patience or record["epoch"] == train_cfg.epochs:
+        state["finished"] = True
+    if rank == 0:
+        translator.meta["history"] = state["history"]
+        translator.meta["best_dev_bleu"] = round(state["best_bleu"], 2)
+        if improved:
+            save_pretrained(translator, out)
+        _save_checkpoint(out / CHECKPOINT, run.model, run.optimizer, run.scheduler, state, device)
+        atomic_write_text(out / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in state["history"]))
+        print(json.dumps(record), flush=True)
+    if world > 1:
+        dist.barrier()
 
 
 def _check_init(

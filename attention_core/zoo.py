@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from attention_core.calibration import calibrate_overproduction
 from attention_core.corpora import sha256_file
-from attention_core.couplet import calibrate_overproduction
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
 from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
@@ -293,7 +293,7 @@ OVERPRODUCTION = "overproduction.json"
 def give_overproduction(trained: Translator, run_dir: Path, splits: Splits, name: str) -> None:
     """Give a trained couplet model its over-production table (the cliché penalty's), measured once per weights.
 
-    The table measured by [`calibrate_overproduction`][attention_core.couplet.calibrate_overproduction]
+    The table measured by [`calibrate_overproduction`][attention_core.calibration.calibrate_overproduction]
     (five rounds of decoding 2,000 training 上联s, minutes on a CPU) is kept in ``run_dir`` as
     ``overproduction.json`` with the SHA-256 of the run's weights, and reused while they are unchanged, so
     running the zoo again does not measure a finished model again. An unreadable file is measured again.

@@ -59,7 +59,7 @@ def measure(tr, sp) -> dict[str, tuple[list, dict]]:
     Returns:
         ``{"dev" | "test" | "poetry": (pairs, report)}``, each decoded with beam 5 and the default rules.
     """
-    from attention_core.couplet import calibrate_overproduction
+    from attention_core.calibration import calibrate_overproduction
     from attention_core.evaluation import evaluate
     from attention_core.zoo import calibration_pairs
 

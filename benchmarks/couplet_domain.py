@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from attention_core.data import load_splits  # noqa: E402
 from attention_core.hub import atomic_write_text  # noqa: E402
 from attention_core.metrics import bleu, chrf  # noqa: E402
-from demo.report import _ordered, load_reports  # noqa: E402
+from reports.common import load_reports, ordered  # noqa: E402
 
 FESTIVAL = frozenset("春年福岁迎庆节宵鼠牛虎兔龙蛇马羊猴鸡狗猪")
 """Characters that mark a Spring-Festival couplet (the marker is a heuristic, stated, not tuned)."""
@@ -75,7 +75,7 @@ def main() -> None:
               "poetry-couplet train": share(splits.train[splits.main_train_size :])}
     variants = load_reports(Path(args.results)).get("couplet", {})
     rows = {}
-    for variant in _ordered(variants):
+    for variant in ordered(variants):
         report = variants[variant].get(args.decoding)
         if report and len(report.get("outputs", [])) == len(test):
             rows[variant] = split_scores(report["outputs"], test)

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+FONT = dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif")
+"""The CJK font family of every figure, in the app and in the reports."""
+
 COLORSCALE = "Blues"
 
 
@@ -111,7 +114,7 @@ def alignment_figure(
         height=max(340, 28 * len(ys) + 180),
         showlegend=banded,
         legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5, xanchor="center"),
-        font=dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"),
+        font=FONT,
     )
     return fig
 
@@ -146,7 +149,7 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
         yaxis=dict(range=[0, 1], title="weight"),
         height=280,
         margin=dict(l=50, r=20, t=60, b=30),
-        font=dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"),
+        font=FONT,
     )
     return fig
 
@@ -195,6 +198,6 @@ def entropy_figure(rows: dict[str, tuple[Sequence[str], Sequence[Sequence[float]
         yaxis=dict(title="entropy 熵 (nats)", range=[0, top * 1.08 + 0.05]),
         height=300, margin=dict(l=60, r=20, t=60, b=40),
         legend=dict(orientation="h", y=-0.25, x=0.5, xanchor="center"),
-        font=dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"),
+        font=FONT,
     )
     return fig

@@ -79,6 +79,29 @@ def placeholder_figure() -> go.Figure:
 
 
 
+def rerun_on_change(controls: list, handler: Callable, state: gr.State, inputs: list, outputs: list,
+                    text_at: int = 0) -> list:
+    """Re-run the current input when a decoding control changes: the output follows the controls.
+
+    A sentence decodes in well under a second, so no button press is needed. Every user change of a control
+    (not a programmatic one) re-runs; ``trigger_mode="always_last"`` keeps only the last change made while a
+    run is going, so dragging a slider or a burst of clicks costs two runs, not one per change (the debounce).
+    Nothing runs
+    before the first run (an empty ``state``) or with an emptied input box (``inputs[text_at]``).
+
+    Returns:
+        The events, so a caller can add ``.failure`` to each.
+    """
+
+    def rerun(state_value: dict, *values: object) -> tuple:
+        if not state_value or not str(values[text_at] or "").strip():
+            return tuple(gr.skip() for _ in outputs)
+        return handler(*values)
+
+    return [control.input(rerun, [state, *inputs], outputs, api_visibility="private", trigger_mode="always_last",
+                          show_progress="minimal") for control in controls]
+
+
 def _doc(page: str, text: str) -> str:
     return f"<span class='hint'>{text} · {docs_link(page)}</span>"
 
@@ -92,7 +115,7 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "general (bilinear), concat (additive), or no attention at all.")
                 + " " + _doc("theory/transformer", "The Transformer scores with scaled dot in several heads and "
                              "layers at once."))
-    c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口")
+    c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口", elem_id=f"{task}-window")
     gr.Markdown(_doc("theory/local", "global = every source position; D = only positions within ±D of the "
                      "centre (local-m: t·S/T; local-p models: their predicted p_t)."))
     c["hard"] = gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label="attention 注意力")
@@ -254,13 +277,24 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             return (new_state, *views(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value)),
                     gr.Slider(1, steps, value=1, step=1))
 
+        def cleared() -> tuple:
+            """After an error (its message is the toast): no stale output, info, figures or state."""
+            return ("", "", placeholder_figure(), None, {}, gr.Slider(1, 1, value=1, step=1),
+                    gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
+                    gr.Row(visible=False))
+
         inputs = [text, *controls.values(), pieces, layer, head]
         outputs = [output, info, heatmap, bars, state, step, sentence, layer, head, selectors, encoder, decoder,
                    self_maps]
-        button.click(handler, inputs, outputs, api_name=task)
-        text.submit(handler, inputs, outputs, api_visibility="private")
-        chosen.click(lambda sample: sample[0], chosen, text, api_visibility="private", queue=False).then(
-            handler, inputs, outputs, api_visibility="private")
+        events = [
+            button.click(handler, inputs, outputs, api_name=task),
+            text.submit(handler, inputs, outputs, api_visibility="private"),
+            chosen.click(lambda sample: sample[0], chosen, text, api_visibility="private", queue=False).then(
+                handler, inputs, outputs, api_visibility="private"),
+            *rerun_on_change(list(controls.values()), handler, state, inputs, outputs),
+        ]
+        for event in events:
+            event.failure(cleared, None, outputs, api_visibility="private", queue=False)
         drawn = [heatmap, bars, encoder, decoder, info]
         sentence.input(pick, [state, sentence, pieces, layer, head], [state, *drawn, step], api_visibility="private")
         for control in (step, pieces):
@@ -383,8 +417,16 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
         inputs = [task, text, *a.values(), *b.values(), *selectors]
         outputs = [A["out"], A["info"], A["fig"], B["out"], B["info"], B["fig"], entropy, A["state"], B["state"],
                    A["layer"], A["head"], A["selectors"], B["layer"], B["head"], B["selectors"]]
-        button.click(handler, inputs, outputs, api_name="compare")
-        text.submit(handler, inputs, outputs, api_visibility="private")
+        def cleared() -> tuple:
+            """After an error (its message is the toast): no stale outputs, info lines, figures or states."""
+            return ("", "", placeholder_figure(), "", "", placeholder_figure(), None, {}, {},
+                    *(gr.skip(), gr.skip(), gr.Group(visible=False)) * 2)
+
+        events = [button.click(handler, inputs, outputs, api_name="compare"),
+                  text.submit(handler, inputs, outputs, api_visibility="private"),
+                  *rerun_on_change([*a.values(), *b.values()], handler, A["state"], inputs, outputs, text_at=1)]
+        for event in events:
+            event.failure(cleared, None, outputs, api_visibility="private", queue=False)
         for control in selectors:
             control.input(redraw, [A["state"], B["state"], *selectors], [A["fig"], A["info"], B["fig"], B["info"],
                                                                        entropy],

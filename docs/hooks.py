@@ -1,6 +1,6 @@
 """mkdocs hooks: publish the zoo's figures, and put an "open in the app" link under each of them.
 
-The figures are produced by ``attention-lab report``; adding them as site files (instead of
+The figures are produced by ``python -m reports``; adding them as site files (instead of
 copying them into docs/) keeps one copy in the repository and lets ``mkdocs build --strict``
 check every link to them.
 
@@ -48,7 +48,7 @@ def on_files(files, config, **kwargs):
 def _links() -> dict:
     path = FIGURES / "app-links.json"
     if not path.is_file():
-        raise PluginError(f"{path} is missing: run `attention-lab report` to write the figures and their app links")
+        raise PluginError(f"{path} is missing: run `python -m reports` to write the figures and their app links")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -61,7 +61,7 @@ def on_page_content(content, page, config, files, **kwargs):
         stem = match.group("stem")
         if stem not in links:
             raise PluginError(f"{page.file.src_uri}: figure {stem!r} has no entry in app-links.json; "
-                              "add it to demo.report.figure_links and run `attention-lab report`")
+                              "add it to reports.report.figure_links and run `python -m reports`")
         tag = match.group(0)
         if "://" not in match.group("src") and not match.group("src").startswith("/"):
             name = f"figures/{stem}.{match.group('ext')}"

@@ -1,12 +1,19 @@
-"""Shared test settings: offline Hub, no Gradio analytics, deterministic torch."""
+"""Shared test settings: offline Hub, no Gradio analytics, deterministic torch on one thread.
+
+One torch thread per test process (and per process a test starts: the app, the CLI): two threads on a busy
+2-core machine spin against each other and stall a test for minutes, and parallel test workers use the cores.
+"""
 
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+
+torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -152,7 +152,7 @@ def test_busy_port_is_one_clear_line():
 
 
 def test_every_published_figure_has_an_app_link():
-    from demo.report import figure_links
+    from reports.report import figure_links
 
     links = json.loads((ROOT / "results" / "figures" / "app-links.json").read_text(encoding="utf-8"))
     published = {p.stem for p in (ROOT / "results" / "figures").glob("*.png")}

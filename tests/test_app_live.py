@@ -282,3 +282,38 @@ def test_browser_the_app_as_a_lab(app_url):
                                timeout=30_000)
         assert page.locator("#live-curves .js-plotly-plot .scatterlayer .trace").count() == 0  # old curves gone
         page.locator("#live-stop").click()
+
+
+def test_browser_controls_rerun_without_the_button_and_an_error_clears_the_output(app_url):
+    """A changed variant or window re-runs the current input at once; after an error nothing stale stays."""
+    labels = dict((v, label) for label, v in ModelRegistry.load(BUNDLED, "cpu").variants("translation"))
+    with _app_page(app_url, 1500) as page:
+        page.locator("#translation-input textarea").fill("我们每天早上七点吃早饭。")
+        page.locator("#translation-run").click()
+        first = _output(page, "translation-output")
+        info = page.locator("#translation-info").inner_text()
+
+        page.locator("#translation-variant input").click()  # the variant: no button press after it
+        page.get_by_role("option", name=labels["none"], exact=True).click()
+        page.wait_for_function(
+            "before => document.querySelector('#translation-info').innerText !== before", arg=info, timeout=60_000)
+        after_variant = page.locator("#translation-output textarea").input_value()
+        info = page.locator("#translation-info").inner_text()
+        assert after_variant and after_variant != first and "do not apply" in info  # no attention to window
+
+        page.locator("#translation-variant input").click()
+        page.get_by_role("option", name=labels["luong-general"], exact=True).click()
+        page.wait_for_function(
+            "before => document.querySelector('#translation-info').innerText !== before", arg=info, timeout=60_000)
+        info = page.locator("#translation-info").inner_text()
+        page.locator("#translation-window input").click()  # the window
+        page.get_by_role("option", name="1", exact=True).click()
+        page.wait_for_function(
+            "before => document.querySelector('#translation-info').innerText !== before", arg=info, timeout=60_000)
+        assert "D = 1" in page.locator("#translation-info").inner_text()
+
+        page.locator("#translation-input textarea").fill("   ")  # an error: the old output must go
+        page.locator("#translation-run").click()
+        page.wait_for_function("() => document.querySelector('#translation-output textarea').value === ''",
+                               timeout=60_000)
+        assert page.locator("#translation-info").inner_text().strip() == ""

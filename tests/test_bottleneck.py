@@ -1,9 +1,9 @@
-"""The bottleneck, shown: reversing 20–30 symbols needs attention.
+"""The bottleneck, shown: reversing 15–20 symbols needs attention.
 
-An attention model and the no-attention baseline get the same data, the same sizes and the same
-number of updates (whatever the attention model needed, about a CPU minute at most). The attention
-model must reach 95 % greedy token accuracy with an anti-diagonal alignment; the baseline must stay
-far below.
+An attention model and the no-attention baseline get the same data, the same sizes (hidden 48) and the same
+number of updates (whatever the attention model needed: 650 steps, about 40 s of one CPU thread for both
+models, measured under load). The attention model must reach 95 % greedy token accuracy with an anti-diagonal
+alignment; the baseline must stay far below.
 """
 
 import torch
@@ -14,8 +14,8 @@ from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.toy import alignment_hits, sample_batch
 from attention_core.training import train_step
 
-MIN_LEN, MAX_LEN, SYMBOLS = 20, 30, 10
-MAX_STEPS, EVAL_EVERY = 1600, 100
+MIN_LEN, MAX_LEN, SYMBOLS = 15, 20, 10
+MAX_STEPS, EVAL_EVERY = 1000, 50
 
 
 def _evaluate(model: Seq2Seq, batch) -> tuple[float, float]:
@@ -38,22 +38,21 @@ def _train(decoder: str, steps: int, dev=None) -> tuple[Seq2Seq, int]:
         tgt_vocab_size=4 + SYMBOLS,
         decoder=decoder,
         score="dot",
-        hidden_size=64,
-        emb_size=32,
+        hidden_size=48,
+        emb_size=24,
         dropout=0.0,
     )
     model = build_model(cfg)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     data = torch.Generator().manual_seed(0)
     for step in range(1, steps + 1):
-        train_step(model, sample_batch("reverse", 64, MIN_LEN, MAX_LEN, SYMBOLS, data), optimizer)
+        train_step(model, sample_batch("reverse", 32, MIN_LEN, MAX_LEN, SYMBOLS, data), optimizer)
         if dev is not None and step % EVAL_EVERY == 0 and _evaluate(model, dev)[0] >= 0.97:
             return model, step
     return model, steps
 
 
 def test_attention_learns_to_reverse_and_the_baseline_cannot():
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     dev = sample_batch("reverse", 100, MIN_LEN, MAX_LEN, SYMBOLS, torch.Generator().manual_seed(1))
     test = sample_batch("reverse", 200, MIN_LEN, MAX_LEN, SYMBOLS, torch.Generator().manual_seed(2))
 

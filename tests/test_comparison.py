@@ -2,7 +2,7 @@
 
 import json
 
-from demo.comparison import markdown, quality_rows, training_rows, write_comparison
+from reports.comparison import markdown, quality_rows, training_rows, write_comparison
 
 REFS = [f"the cat number {i} sat on the mat" for i in range(60)]
 
@@ -67,7 +67,7 @@ def test_sizes_are_read_from_the_saved_models(tmp_path):
     from attention_core.pipeline import Translator
     from attention_core.seq2seq import build_model
     from attention_core.vocab import Vocab
-    from demo.comparison import size_rows
+    from reports.comparison import size_rows
 
     vocab = Vocab(list("春风夏雨"))
     options = {"luong-general": dict(hidden_size=8, emb_size=4, tie_embeddings=True),

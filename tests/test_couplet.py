@@ -6,12 +6,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attention_core.calibration import calibrate_overproduction
 from attention_core.config import ModelConfig
 from attention_core.couplet import (
     NO_RULES,
     CoupletConstraint,
     CoupletRules,
-    calibrate_overproduction,
     cliche_penalties,
 )
 from attention_core.metrics import couplet_metrics, repetition_pattern, tone_class

@@ -16,7 +16,7 @@ from attention_core.vocab import Vocab
 from demo import transformer_figures as tf
 from demo.links import parse_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
-from demo.theory_figures import replay
+from reports.theory_figures import replay
 
 ZH = Vocab(list(dict.fromkeys("我们每天早上七点吃早饭。你好吗？今天很好")))
 EN = Vocab("we eat break ##fast every morning . how are you today".split())

@@ -1,9 +1,9 @@
 """Figures for the Transformer page, made from the bundled Transformer and measured against the RNN.
 
 One function per figure, each taking the loaded translators;
-[`write_transformer_figures`][demo.transformer_figures.write_transformer_figures] writes them all as
+[`write_transformer_figures`][reports.transformer_figures.write_transformer_figures] writes them all as
 ``results/figures/transformer-<name>.html`` and ``.png``, and
-[`transformer_figure_links`][demo.transformer_figures.transformer_figure_links] gives each one the app
+[`transformer_figure_links`][reports.transformer_figures.transformer_figure_links] gives each one the app
 query that opens the app on the Transformer with the same input.
 
 | figure | what it shows |
@@ -16,7 +16,7 @@ query that opens the app on the Transformer with the same input.
 The comparison with the RNN is made on the same output: the Transformer translates a test sentence
 (greedy), [`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps] gives every
 layer and head behind that output, and the RNN (``luong-general``) is fed the same output tokens with
-[`replay`][demo.theory_figures.replay], so both alignments have the same rows. Entropy and diagonality
+[`replay`][reports.theory_figures.replay], so both alignments have the same rows. Entropy and diagonality
 are the library's own statistics (``attention_core.metrics``), pooled over output rows.
 """
 
@@ -41,8 +41,9 @@ from attention_core.pipeline import Translator
 from attention_core.subword import word_rows
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
-from demo.plots import COLORSCALE
-from demo.theory_figures import FONT, STEPS_TEXT, replay
+from demo.plots import COLORSCALE, FONT
+from reports.common import write_figures
+from reports.theory_figures import STEPS_TEXT, replay
 
 VARIANT = "transformer"
 """The zoo variant name of the Transformer (``models/<task>/transformer/``)."""
@@ -487,8 +488,6 @@ def write_transformer_figures(results: Path, registry: ModelRegistry, data: str 
     Returns:
         The PNG paths written (the HTML lies beside each).
     """
-    from demo.report import write_figures  # lazily: the report imports this module
-
     have = registry.models.get("translation", {})
     missing = [v for v in (VARIANT, DEFAULT_VARIANT) if v not in have]
     if missing:

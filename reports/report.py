@@ -1,6 +1,6 @@
 """Turn the zoo's evaluation reports into ``results/``: tables, figures and the orderings verdict.
 
-``attention-lab report`` reads ``results/eval/<set>--<variant>--<decoding>.json`` (written by
+``python -m reports`` reads ``results/eval/<set>--<variant>--<decoding>.json`` (written by
 ``attention-lab zoo``; ``<set>`` is ``translation``, ``couplet`` or ``couplet-poetry-test``), the
 references of each test set (from the data folder, for the paired bootstrap) and the bundled
 models, and writes:
@@ -13,32 +13,32 @@ models, and writes:
 * ``results/figures/alignment-<task>-<variant>.html`` and ``.png`` — fixed examples;
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
 * ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab;
-* ``results/figures/theory-*.html`` and ``.png`` — the theory pages' evidence (``demo.theory_figures``);
+* ``results/figures/theory-*.html`` and ``.png`` — the theory pages' evidence (``reports.theory_figures``);
 * ``results/figures/transformer-*.html`` and ``.png`` — the Transformer page's figures
-  (``demo.transformer_figures``; skipped when no Transformer is bundled);
+  (``reports.transformer_figures``; skipped when no Transformer is bundled);
 * ``results/figures/app-links.json`` — for each figure, the app query that opens the app with the
   figure's input and settings (the docs put an "open in the app" link under every figure);
 * ``results/transformer.md`` and ``.json`` — the Transformer beside the RNN variants
-  (``demo.comparison``; skipped when no Transformer was evaluated).
+  (``reports.comparison``; skipped when no Transformer was evaluated).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import plotly.graph_objects as go
 
 from attention_core.data import TASKS, DataError, load_splits
 from attention_core.hub import atomic_write_text
-from attention_core.metrics import MIN_BUCKET, bleu_by_length, paired_bootstrap
+from attention_core.metrics import MIN_BUCKET, bleu_by_length
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import BUNDLED, DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
-from demo.theory_figures import theory_figure_links, write_theory_figures
-from demo.transformer_figures import transformer_figure_links, write_transformer_figures
+from reports.common import SET_TITLES, bootstrap, interval, load_reports, ordered, write_figure
+from reports.comparison import write_comparison
+from reports.theory_figures import theory_figure_links, write_theory_figures
+from reports.transformer_figures import transformer_figure_links, write_transformer_figures
 
 EXAMPLES = {
     "translation": "每次听到这首歌，都会让我回忆起自己年轻的时候。",
@@ -54,11 +54,6 @@ TEST_SETS = {
 }
 """Report key → (task, evaluation set name of ``Splits.evaluation_sets``)."""
 
-SET_TITLES = {
-    "translation": "cmn-eng test (1,000 pairs)",
-    "couplet": "couplet test (3,834 modern couplets)",
-    "couplet-poetry-test": "poetry-couplet test (2,487 classical line pairs)",
-}
 
 
 def load_test_sets(data: str | Path) -> dict[str, list[tuple[str, str]]]:
@@ -85,7 +80,7 @@ def versus_none(variants: dict[str, dict[str, dict]], references: list[str] | No
     """Each variant's BLEU minus ``none``'s at ``decoding``, with a 95 % paired-bootstrap interval.
 
     Returns:
-        ``{variant: paired_bootstrap(...)}`` for the variants whose reports hold their outputs.
+        ``{variant: pairedbootstrap(...)}`` for the variants whose reports hold their outputs.
     """
     base = variants.get("none", {}).get(decoding, {})
     if not references or "outputs" not in base:
@@ -95,34 +90,8 @@ def versus_none(variants: dict[str, dict[str, dict]], references: list[str] | No
         report = reports.get(decoding, {})
         if v == "none" or "outputs" not in report or len(report["outputs"]) != len(references):
             continue
-        out[v] = _bootstrap(report, base, references)
+        out[v] = bootstrap(report, base, references)
     return out
-
-
-def _bootstrap(a: dict, b: dict, references: list[str]) -> dict:
-    """Paired bootstrap of two evaluation reports of the same test set (A − B)."""
-    tokenize = TASKS[a["task"]].bleu_tokenize
-    return paired_bootstrap(a["outputs"], b["outputs"], references, tokenize, lowercase=True)
-
-
-def _interval(r: dict | None) -> str:
-    if not r:
-        return "—"
-    verdict = "better" if r["low"] > 0 else "worse" if r["high"] < 0 else "no clear difference"
-    return f"{r['delta']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] {verdict}"
-
-
-def load_reports(results: Path) -> dict[str, dict[str, dict[str, dict]]]:
-    """``{set: {variant: {decoding: report}}}`` from ``results/eval``."""
-    out: dict = {}
-    for path in sorted((results / "eval").glob("*--*--*.json")):
-        task, variant, decoding = path.stem.split("--")
-        out.setdefault(task, {}).setdefault(variant, {})[decoding] = json.loads(path.read_text("utf-8"))
-    return out
-
-
-def _ordered(variants: dict) -> list[str]:
-    return [v for v in VARIANT_LABELS if v in variants] + sorted(v for v in variants if v not in VARIANT_LABELS)
 
 
 RULE_COLUMNS = [
@@ -163,7 +132,7 @@ def rules_table(variants: dict[str, dict[str, dict]], decoding: str = "beam5") -
               + "|---" * (len(RULE_COLUMNS) + 1) + "|\n")
     rows = []
     human = None
-    for v in _ordered(variants):
+    for v in ordered(variants):
         report = variants[v].get(decoding)
         if report and "couplet" in report:
             rows.append(f"| {v} | {_rule_cells(report['couplet'])} |")
@@ -182,7 +151,7 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
     task = TEST_SETS.get(key, (key, "test"))[0]
     intervals = versus_none(variants, references)
     rows = []
-    for v in _ordered(variants):
+    for v in ordered(variants):
         r = variants[v]
         row: dict = {"variant": v}
         for decoding, report in r.items():
@@ -206,7 +175,7 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
             f"{r.get('chrf_beam5', '—')} | {r.get('bleu_beam5-unconstrained', '—')} | "
-            f"{_interval(intervals.get(r['variant']))} | {r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
+            f"{interval(intervals.get(r['variant']))} | {r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
         body += "\n**The rules a reader checks** (beam 5, default rules; human 下联s are the ceiling):\n\n"
@@ -217,7 +186,7 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
                   "|---|---|---|---|---|---|---|---|---|\n")
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
-            f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {_interval(intervals.get(r['variant']))} | "
+            f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {interval(intervals.get(r['variant']))} | "
             f"{r.get('unk_greedy', '—')} / {r.get('unk_beam5', '—')} | "
             f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
@@ -235,7 +204,7 @@ def length_figure(task: str, variants: dict[str, dict[str, dict]], decoding: str
     fig = go.Figure()
     kind = TASKS[TEST_SETS.get(task, (task, ""))[0]]
     lengths = [len(kind.tokenize_src(src)) for src, _ in pairs] if pairs else None
-    for v in _ordered(variants):
+    for v in ordered(variants):
         report = variants[v].get(decoding)
         if not report:
             continue
@@ -269,7 +238,7 @@ def _compare(variants: dict, references: list[str] | None, a: str, b: str) -> tu
     scores = f"{ra['bleu']:.2f} vs {rb['bleu']:.2f}"
     if not references or "outputs" not in ra or "outputs" not in rb:
         return f"{scores} (no outputs saved: no interval)", 0
-    r = _bootstrap(ra, rb, references)
+    r = bootstrap(ra, rb, references)
     ci = f"difference {r['delta']:+.2f}, 95 % CI [{r['low']:+.2f}, {r['high']:+.2f}]"
     if r["low"] > 0:
         return f"`{a}` ahead ({scores}; {ci})", 1
@@ -287,7 +256,7 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
         "Luong et al. (2015, §5.3 and Table 4, WMT English→German) report that with *global* attention "
         "the `dot` score works well, `general` is better for *local* attention, `concat` does poorly, "
         "and their best model is local-p with `general`. Every statement below is computed from our "
-        "test-set BLEU (beam 5) by `attention-lab report`: a difference counts only when its 95 % "
+        "test-set BLEU (beam 5) by `python -m reports`: a difference counts only when its 95 % "
         "paired-bootstrap interval (1,000 resamples of the test set, Koehn 2004) excludes 0.\n",
     ]
     for key, variants in reports.items():
@@ -361,38 +330,15 @@ def figure_links(variants: dict[str, list[str]]) -> dict[str, str]:
 def write_figure_links(results: Path, registry: ModelRegistry) -> Path:
     """Write ``results/figures/app-links.json``, the app query of every published figure.
 
-    The figures of [`figure_links`][demo.report.figure_links], the theory pages'
-    (``demo.theory_figures.theory_figure_links``) and the Transformer page's
-    (``demo.transformer_figures.transformer_figure_links``).
+    The figures of [`figure_links`][reports.report.figure_links], the theory pages'
+    (``reports.theory_figures.theory_figure_links``) and the Transformer page's
+    (``reports.transformer_figures.transformer_figure_links``).
     """
     variants = {task: [v for _, v in registry.variants(task)] for task in registry.models}
     links = {**figure_links(variants), **theory_figure_links(), **transformer_figure_links()}
     path = results / "figures" / "app-links.json"
     atomic_write_text(path, json.dumps(links, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return path
-
-
-def write_figures(results: Path, figures: dict[str, go.Figure]) -> list[Path]:
-    """Write ``results/figures/<stem>.html`` and ``.png`` for each ``{stem: figure}``; returns the PNG paths."""
-    paths = []
-    for stem, fig in figures.items():
-        path = Path(results) / "figures" / stem
-        _write_figure(fig, path)
-        paths.append(path.with_suffix(".png"))
-    return paths
-
-
-def _write_figure(fig: go.Figure, stem: Path) -> None:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    # plotly.js is written once beside the figures: the pages work offline
-    fig.write_html(str(stem.with_suffix(".html")), include_plotlyjs="directory", full_html=True)
-    if Path("/usr/bin/chromium").exists():
-        os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")
-    try:
-        fig.write_image(str(stem.with_suffix(".png")), width=900, height=fig.layout.height or 500, scale=1)
-    except Exception as err:  # kaleido needs a Chrome/Chromium; the HTML figure is still written
-        print(f"warning: no PNG for {stem.name} ({str(err).splitlines()[0]}); "
-              "install chromium (apt-get install chromium) for PNG export", file=sys.stderr)
 
 
 def record_live(results: Path) -> list[Path]:
@@ -404,7 +350,7 @@ def record_live(results: Path) -> list[Path]:
     paths = []
     for name, fig in (("curves", last.curves), ("alignment", last.heatmap)):
         stem = results / "figures" / f"live-reverse-{name}"
-        _write_figure(fig, stem)
+        write_figure(fig, stem)
         paths.append(stem.with_suffix(".png"))
     return paths
 
@@ -435,7 +381,7 @@ def write_samples(results: Path, reports: dict, data: str | Path) -> list[Path]:
         return []
     text = (f"# 30 random test outputs of `couplet/{DEFAULT_VARIANT}` per test set\n\n"
             "Beam 5 with the default rules, exactly as `attention-lab zoo` produced them (seeded draw, unedited). "
-            "Written by `attention-lab report`.\n\n" + "\n".join(parts))
+            "Written by `python -m reports`.\n\n" + "\n".join(parts))
     path = results / "couplet_sample.md"
     atomic_write_text(path, text)
     return [path]
@@ -455,7 +401,7 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
         atomic_write_text(results / "tables" / f"{task}.md", md)
         written += [results / "tables" / f"{task}.json", results / "tables" / f"{task}.md"]
         stem = results / "figures" / f"bleu-by-length-{task}"
-        _write_figure(length_figure(task, variants, pairs=test_sets.get(task)), stem)
+        write_figure(length_figure(task, variants, pairs=test_sets.get(task)), stem)
         written.append(stem.with_suffix(".png"))
     atomic_write_text(results / "orderings.md", orderings(reports, references))
     written.append(results / "orderings.md")
@@ -472,13 +418,11 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
             fig = heatmap_figure(sentence_state(out, translator.model, "config"), None, False,
                                  f"{label}: {out.text}")
             stem = results / "figures" / f"alignment-{task}-{variant}"
-            _write_figure(fig, stem)
+            write_figure(fig, stem)
             written.append(stem.with_suffix(".png"))
     written += write_theory_figures(results, registry)
     written += write_transformer_figures(results, registry, data)
     written.append(write_figure_links(results, registry))
-    from demo.comparison import write_comparison  # lazily: it imports this module
-
     comparison = write_comparison(results, Path(models) if models else BUNDLED, reports, references)
     if comparison is not None:
         written.append(comparison)

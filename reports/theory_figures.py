@@ -1,8 +1,8 @@
 """Figures for the theory pages: each one is made from the bundled models and backs one page's claims.
 
-One function per figure; [`write_theory_figures`][demo.theory_figures.write_theory_figures] writes them
+One function per figure; [`write_theory_figures`][reports.theory_figures.write_theory_figures] writes them
 all as ``results/figures/theory-<name>.html`` and ``.png``, and
-[`theory_figure_links`][demo.theory_figures.theory_figure_links] gives, for each, the app query that opens
+[`theory_figure_links`][reports.theory_figures.theory_figure_links] gives, for each, the app query that opens
 the app on the same input and settings (the docs put an "open in the app" link under every figure).
 
 | figure | page | what it shows |
@@ -20,7 +20,7 @@ the app on the same input and settings (the docs put an "open in the app" link u
 | ``theory-bottleneck`` | why | toy reverse task: token accuracy by length, attention vs none |
 
 The raw scores ``e_t = score(h_t, h̄_s)`` are not part of a decoder step's output, so
-[`replay`][demo.theory_figures.replay] feeds a decoded output back through ``Seq2Seq.step`` (the same
+[`replay`][reports.theory_figures.replay] feeds a decoded output back through ``Seq2Seq.step`` (the same
 step greedy and beam search call), records each step's query with a forward pre-hook on the decoder's
 attention module, and recomputes the scores with the model's own score function.
 """
@@ -48,10 +48,8 @@ from attention_core.toy import sample_batch
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
-from demo.plots import alignment_figure
-
-FONT = dict(family="Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif")
-"""The CJK font family of ``demo.plots``."""
+from demo.plots import FONT, alignment_figure
+from reports.common import write_figures
 
 STEPS_TEXT = "我们每天早上七点吃早饭。"
 """Step-through and query/key input: the default model reorders it (… at seven every morning)."""
@@ -128,7 +126,7 @@ def replay(translator: Translator, texts: Sequence[str], outputs: Sequence[Outpu
         hard: Hard attention, as when decoding.
 
     Returns:
-        One [`Trace`][demo.theory_figures.Trace] per text.
+        One [`Trace`][reports.theory_figures.Trace] per text.
 
     Raises:
         ValueError: If the model has no attention, or texts and outputs differ in number.
@@ -644,6 +642,4 @@ def write_theory_figures(results: Path, registry: ModelRegistry,
     Returns:
         The PNG paths written (the HTML lies beside each).
     """
-    from demo.report import write_figures  # lazily: the report imports this module
-
     return write_figures(results, theory_figures(registry, bottleneck))

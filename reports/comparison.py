@@ -15,7 +15,7 @@ from pathlib import Path
 from safetensors import safe_open
 
 from demo.models import DEFAULT_VARIANT
-from demo.report import SET_TITLES, _bootstrap, _interval
+from reports.common import SET_TITLES, bootstrap, interval
 
 TRANSFORMER = "transformer"
 
@@ -30,7 +30,7 @@ def quality_rows(reports: dict[str, dict[str, dict[str, dict]]], references: dic
     """Per test set: the Transformer against the app's default RNN and the best RNN, beam 5.
 
     Args:
-        reports: ``{set: {variant: {decoding: report}}}`` (``demo.report.load_reports``).
+        reports: ``{set: {variant: {decoding: report}}}`` (``reports.report.load_reports``).
         references: Reference outputs per test set.
 
     Returns:
@@ -48,7 +48,7 @@ def quality_rows(reports: dict[str, dict[str, dict[str, dict]]], references: dic
             a, b = tf["beam5"], variants[rnn]["beam5"]
             interval = None
             if references.get(key) and "outputs" in a and "outputs" in b:
-                interval = _bootstrap(a, b, references[key])
+                interval = bootstrap(a, b, references[key])
             rows.append({
                 "set": key, "rnn": rnn,
                 "transformer_bleu": round(a["bleu"], 2), "rnn_bleu": round(b["bleu"], 2),
@@ -112,7 +112,7 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None, size
     """The comparison as Markdown with ``###`` sections (the docs include it under a ``##`` heading)."""
     lines = [
         "Same splits, vocabularies, training budget (epochs, early stopping, learning rate schedule) and "
-        "decoding as the RNN zoo. Written by `attention-lab report`.",
+        "decoding as the RNN zoo. Written by `python -m reports`.",
         "",
         *(["| task | variant | shape | parameters |", "|---|---|---|---|"]
           + [f"| {r['task']} | `{r['variant']}` | {r['shape']} | {r['parameters'] / 1e6:.2f} M |" for r in sizes or []]
@@ -127,7 +127,7 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None, size
         ent = r["entropy"]
         entropy = " / ".join("—" if ent[v] is None else f"{ent[v]:.2f}" for v in (TRANSFORMER, r["rnn"]))
         lines.append(f"| {SET_TITLES.get(r['set'], r['set'])} | `{r['rnn']}` | {r['transformer_bleu']:.2f} | "
-                     f"{r['rnn_bleu']:.2f} | {_interval(r['interval'])} | {r['transformer_chrf']:.2f} | "
+                     f"{r['rnn_bleu']:.2f} | {interval(r['interval'])} | {r['transformer_chrf']:.2f} | "
                      f"{r['rnn_chrf']:.2f} | {entropy} |")
     lines += [
         "",

@@ -1,0 +1,34 @@
+"""``python -m reports``: turn ``results/eval`` into ``results/`` tables, figures and the orderings page."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from attention_core.corpora import data_home
+from attention_core.data import DataError
+from attention_core.hub import ModelLoadError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the reports; returns the exit status (2 with one ``error:`` line for a bad folder)."""
+    parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default="results")
+    parser.add_argument("--models", default=None, help="zoo folder for the alignment figures (default: bundled)")
+    parser.add_argument("--data", default=None, help="data folder, for the test-set references of the bootstrap "
+                        "(default: $ATTENTION_LAB_DATA, else the user cache; `attention-lab data pull` fills it)")
+    args = parser.parse_args(argv)
+    from reports.report import write_report  # after parsing: --help stays instant
+
+    try:
+        for path in write_report(args.results, args.models, data_home(args.data)):
+            print(path)
+    except (DataError, ModelLoadError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
