@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -47,14 +48,17 @@ def free_port() -> int:
 def launch_app(models: Path | None = None, docs: Path | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``python app.py`` (the bundled models unless ``models`` is given); wait until it answers.
 
-    ``docs``: where the app builds (and serves at ``/docs``) its documentation site.
+    ``docs``: where the app builds (and serves at ``/docs``) its documentation site. Default: a stub site in a
+    temporary folder, so the app builds nothing and writes nothing inside the repository.
     """
     port = free_port()
-    cmd = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
+    if docs is None:
+        docs = Path(tempfile.mkdtemp(prefix="attention-lab-docs-")) / "site"
+        docs.mkdir()
+        (docs / "index.html").write_text("<title>docs</title>", encoding="utf-8")
+    cmd = [sys.executable, str(ROOT / "app.py"), "--port", str(port), "--docs", str(docs)]
     if models is not None:
         cmd += ["--models", str(models)]
-    if docs is not None:
-        cmd += ["--docs", str(docs)]
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)

@@ -233,10 +233,7 @@ def test_browser_layer_and_head_change_the_heatmap(zoo, tmp_path):
     """Translation tab, Transformer selected: run, switch layer and head, and the heatmap changes."""
     from test_app_live import _app_page
 
-    docs = tmp_path / "site"  # a stub site: no mkdocs build at start-up
-    docs.mkdir()
-    (docs / "index.html").write_text("<title>docs</title>", encoding="utf-8")
-    proc, url = launch_app(models=zoo, docs=docs)
+    proc, url = launch_app(models=zoo)  # a stub docs site: no mkdocs build at start-up
     heat = "#translation-heatmap .js-plotly-plot"
     try:
         with _app_page(url, 2200) as page:
