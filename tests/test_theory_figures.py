@@ -11,9 +11,9 @@ import torch
 from app_fixtures import small_registry
 from torch.testing import assert_close
 
-from demo import theory_figures as tf
 from demo.links import parse_query
 from demo.models import ModelRegistry
+from reports import theory_figures as tf
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = small_registry()

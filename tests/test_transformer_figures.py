@@ -13,9 +13,9 @@ from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
 from attention_core.subword import word_rows
 from attention_core.vocab import Vocab
-from demo import transformer_figures as tf
 from demo.links import parse_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
+from reports import transformer_figures as tf
 from reports.theory_figures import replay
 
 ZH = Vocab(list(dict.fromkeys("我们每天早上七点吃早饭。你好吗？今天很好")))
