@@ -279,7 +279,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
 
         def cleared() -> tuple:
             """After an error (its message is the toast): no stale output, info, figures or state."""
-            return ("", "", placeholder_figure(), None, {}, gr.Slider(1, 1, value=1, step=1),
+            return ("", "", placeholder_figure(), None, {}, gr.update(value=1),
                     gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
                     gr.Row(visible=False))
 
