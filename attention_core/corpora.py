@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from attention_core.hubio import HubError, hub_errors, upload
+from attention_core.hubio import hub_errors, upload
 
 DATA_ENV = "ATTENTION_LAB_DATA"
 """Environment variable naming the data folder."""
@@ -196,7 +196,8 @@ def pull(folder: str | Path | None = None, repo_id: str | None = None, corpora: 
 
     Raises:
         CorpusError: For an unknown corpus or a file that arrives with the wrong sha256.
-        HubError: When the repo or a file cannot be reached (offline, no such repo, no network).
+        HubError: When the repo or a file cannot be reached (offline, no such repo, no network);
+            see [`hubio.HubError`][attention_core.hubio.HubError].
     """
     from huggingface_hub import hf_hub_download
 
@@ -249,6 +250,3 @@ def push(folder: str | Path, repo_id: str, token: str | None = None, private: bo
     return upload(repo_id, files, "dataset", token=token, private=private,
                   message=f"Attention Lab corpora: {', '.join(sorted({e.corpus for e in entries}))}")
 
-
-__all__ = ["CorpusError", "Entry", "HubError", "build_manifest", "check", "data_home", "data_repo", "pull", "push",
-           "read_manifest", "select", "sha256_file", "verify"]
