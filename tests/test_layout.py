@@ -8,6 +8,8 @@ imports another in a circle, lazily inside a function or not.
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("attention_core", "demo", "reports", "benchmarks")
 MAY_IMPORT = {
@@ -84,3 +86,15 @@ def test_no_import_circle():
 
 def test_imports_point_one_way_library_app_reports():
     assert wrong_way(import_graph()) == []
+
+
+def test_the_reports_own_their_command_and_the_library_cli_does_not_know_them(capsys):
+    from attention_core.cli import build_parser
+    from reports.__main__ import main as reports_main
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["report"])
+    assert "invalid choice: 'report'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        reports_main(["--help"])
+    assert done.value.code == 0 and "--results" in capsys.readouterr().out
