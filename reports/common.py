@@ -66,7 +66,8 @@ def write_figure(fig: go.Figure, stem: Path) -> None:
     """Write ``stem.html`` (plotly.js beside it, so it works offline) and ``stem.png`` (kaleido, when it can)."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     # plotly.js is written once beside the figures: the pages work offline
-    fig.write_html(str(stem.with_suffix(".html")), include_plotlyjs="directory", full_html=True)
+    # auto_play=False: a figure with frames opens on the step its slider names, not animated to the last one
+    fig.write_html(str(stem.with_suffix(".html")), include_plotlyjs="directory", full_html=True, auto_play=False)
     if Path("/usr/bin/chromium").exists():
         os.environ.setdefault("BROWSER_PATH", "/usr/bin/chromium")
     try:
