@@ -315,8 +315,7 @@ def force_decode(translator: Translator, gold: Gold) -> Forced:
         source += chars
     target_groups, target = [], []
     for token in gold.target:
-        words = task.tokenize_tgt(PTB_BRACKETS.get(token, token))
-        pieces = task.subwords.encode(words) if task.subwords is not None else words
+        pieces = task.tokenize_tgt(PTB_BRACKETS.get(token, token))  # a subword task's tokeniser gives pieces
         target_groups.append(list(range(len(target), len(target) + len(pieces))))
         target += pieces
     if not source or not target:

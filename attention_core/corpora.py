@@ -245,7 +245,7 @@ def push(folder: str | Path, repo_id: str, token: str | None = None, private: bo
     entries = select(read_manifest(manifest), corpora)
     verify(folder, entries, progress)
     files: dict[str, Path | bytes] = {e.path: folder / e.path for e in entries}
-    files[MANIFEST_NAME] = manifest_json(entries).encode()
+    files[MANIFEST_NAME] = manifest_json(read_manifest(manifest)).encode()  # the whole list, even for a subset
     files["README.md"] = Path(card).read_bytes()
     return upload(repo_id, files, "dataset", token=token, private=private,
                   message=f"Attention Lab corpora: {', '.join(sorted({e.corpus for e in entries}))}")

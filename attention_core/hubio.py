@@ -35,6 +35,7 @@ def hub_errors(action: str, repo_id: str) -> Iterator[None]:
         HubError: For offline mode, HTTP errors (401/403 explained as a refused token), a missing
             file or repo, and connection failures. Other exceptions pass through.
     """
+    from huggingface_hub import constants
     from huggingface_hub.errors import (
         EntryNotFoundError,
         HfHubHTTPError,
@@ -43,10 +44,19 @@ def hub_errors(action: str, repo_id: str) -> Iterator[None]:
         RepositoryNotFoundError,
     )
 
+    access = "write" if action.startswith("push") else "read"
     try:
         yield
-    except (OfflineModeIsEnabled, LocalEntryNotFoundError):
-        raise HubError(f"cannot {action} {repo_id!r}: offline (HF_HUB_OFFLINE is set) and not in the cache") from None
+    except (OfflineModeIsEnabled, LocalEntryNotFoundError) as err:
+        cause = err.__cause__
+        if constants.HF_HUB_OFFLINE or isinstance(err, OfflineModeIsEnabled) or isinstance(cause, OfflineModeIsEnabled):
+            raise HubError(f"cannot {action} {repo_id!r}: offline (HF_HUB_OFFLINE is set), not in the cache") from None
+        # hf_hub_download reports a connection error, a timeout or an HTTP error as "not in the local cache"
+        status = getattr(getattr(cause, "response", None), "status_code", None)
+        if status in (401, 403):
+            raise HubError(f"the Hub refused the token for {repo_id!r} (HTTP {status}): check that HF_TOKEN is valid "
+                           f"and has {access} access to it") from None
+        raise HubError(f"cannot reach the Hub to {action} {repo_id!r}: {cause or err}") from None
     except (RepositoryNotFoundError, EntryNotFoundError) as err:
         raise HubError(f"cannot {action} {repo_id!r}: {str(err).splitlines()[0]}") from None
     except HfHubHTTPError as err:
@@ -54,13 +64,13 @@ def hub_errors(action: str, repo_id: str) -> Iterator[None]:
         if status in (401, 403):
             raise HubError(
                 f"the Hub refused the token for {repo_id!r} (HTTP {status}): check that HF_TOKEN "
-                "is valid and has write access to that namespace"
+                f"is valid and has {access} access to that namespace"
             ) from None
         raise HubError(f"cannot {action} {repo_id!r}: {str(err).splitlines()[0]}") from None
     except Exception as err:  # connection refused, DNS, timeouts: the HTTP client's own errors
-        if isinstance(err, OSError) or type(err).__module__.split(".")[0] in HTTP_CLIENTS:
+        if isinstance(err, ConnectionError | TimeoutError) or type(err).__module__.split(".")[0] in HTTP_CLIENTS:
             raise HubError(f"cannot reach the Hub to {action} {repo_id!r}: {err}") from None
-        raise
+        raise  # a local error (a full disk, a permission) is not the network's
 
 
 def upload(

@@ -125,3 +125,29 @@ def test_force_decode_pools_the_models_own_attention_onto_gold_words():
         weights = translator.model(batch.src, batch.src_lengths, batch.tgt_in)[1][0]  # (T + 1, S)
     torch.testing.assert_close(forced.weights[:, 1], weights[:4, 1] + weights[:4, 2])  # 喜欢 = 喜 + 欢
     torch.testing.assert_close(forced.weights[:, 0], weights[:4, 0])
+
+
+def test_force_decode_of_a_subword_model_groups_each_words_pieces_once():
+    """The task's tokeniser already gives pieces: a gold word's row is the mean of exactly its pieces' rows."""
+    from attention_core.subword import Subwords
+
+    task = get_task("translation")
+    words = ["i", "like", "cats", "and", "dogs", "unbelievably"] * 3
+    subwords = Subwords.train([words], vocab_size=40, min_frequency=1)
+    task = task.with_subwords(subwords)
+    pieces = {w: task.tokenize_tgt(w) for w in ("Unbelievably", "cats")}
+    assert "<unk>" not in pieces["Unbelievably"] and len(pieces["Unbelievably"]) > 1  # split once, into known pieces
+    src = Vocab(list("我喜欢猫"))
+    tgt = Vocab(sorted({p for w in words for p in task.tokenize_tgt(w)}))
+    torch.manual_seed(0)
+    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=16, emb_size=8,
+                      decoder="luong", score="dot")
+    translator = Translator(build_model(cfg).eval(), src, tgt, task, {})
+    forced = force_decode(translator, Gold(("我", "猫"), ("Unbelievably", "cats"), frozenset(), frozenset()))
+    target = pieces["Unbelievably"] + pieces["cats"]
+    batch = make_batch([(src.encode(list("我猫")), tgt.encode(target))])
+    with torch.inference_mode():
+        weights = translator.model(batch.src, batch.src_lengths, batch.tgt_in)[1][0]
+    n = len(pieces["Unbelievably"])
+    torch.testing.assert_close(forced.weights[0], weights[:n].mean(dim=0))
+    torch.testing.assert_close(forced.weights[1], weights[n: len(target)].mean(dim=0))

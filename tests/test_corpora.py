@@ -201,3 +201,25 @@ def test_manifest_command_writes_what_verify_then_accepts(tmp_path, capsys):
         "couplet/train/out.txt"]
     assert main(["data", "verify", "--data", str(src), "--manifest", str(manifest), "--quiet"]) == 0
     assert "5 files verified" in capsys.readouterr().out
+
+
+def test_hub_errors_tell_offline_from_unreachable_and_leave_local_errors_alone(monkeypatch):
+    from huggingface_hub import constants
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    from attention_core.hubio import HubError, hub_errors
+
+    def not_cached(cause: Exception | None):
+        raise LocalEntryNotFoundError("not in the local cache") from cause
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with pytest.raises(HubError, match=r"^cannot reach the Hub to download from 'lab/x': refused$"):
+        with hub_errors("download from", "lab/x"):
+            not_cached(ConnectionError("refused"))  # how hf_hub_download reports a network failure
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(HubError, match=r"offline \(HF_HUB_OFFLINE is set\)"):
+        with hub_errors("download from", "lab/x"):
+            not_cached(None)
+    with pytest.raises(PermissionError):  # a local disk error is not blamed on the network
+        with hub_errors("download from", "lab/x"):
+            raise PermissionError("read-only folder")
