@@ -194,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
 def format_alignment(out: Output, pieces: bool = False) -> str:
     """The attention matrix as a text table: one row per output word, one column per source token.
 
+    Under it, ``coverage``: the total attention each source token received over the output's pieces
+    ([`Output.coverage`][attention_core.pipeline.Output.coverage]).
+
     Args:
         out: An output.
         pieces: One row per subword piece instead of per word (a word's row is the mean of its
@@ -202,10 +205,11 @@ def format_alignment(out: Output, pieces: bool = False) -> str:
     cols = out.source_tokens
     width = max([5, *(len(c) + 1 for c in cols)])
     rows, weights = (out.row_labels, out.weights) if pieces else out.word_rows()
-    label_w = max([6, *(len(r) + 1 for r in rows)])
+    label_w = max([len("coverage") + 1, *(len(r) + 1 for r in rows)])
     lines = [" " * label_w + "".join(c.rjust(width) for c in cols)]
     for label, row in zip(rows, weights.tolist()):
         lines.append(label.ljust(label_w) + "".join(f"{w:.2f}".rjust(width) for w in row))
+    lines.append("coverage".ljust(label_w) + "".join(f"{c:.2f}".rjust(width) for c in out.coverage.tolist()))
     if out.centres is not None and (pieces or len(rows) == len(out.row_labels)):
         lines.append("p_t".ljust(label_w) + " ".join(f"{c:.1f}" for c in out.centres.tolist()))
     return "\n".join(lines)

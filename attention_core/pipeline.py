@@ -59,6 +59,17 @@ class Output:
         """Labels for the rows of ``weights``: the output tokens, then ``<eos>`` if it was produced."""
         return self.tokens + (["<eos>"] if self.finished else [])
 
+    @property
+    def coverage(self) -> Tensor:
+        """Total attention each source token received while the output was written, shape ``(S,)``.
+
+        The sum of the rows of ``weights`` for the output tokens (the ``<eos>`` row left out): an output of ``T``
+        tokens hands out ``T`` units of attention, and a source token near 0 was hardly looked at (the coverage of
+        Tu et al. 2016, "Modeling Coverage for Neural Machine Translation"). Being looked at does not mean being
+        translated: a name can receive much attention and still be dropped from the output.
+        """
+        return self.weights[: len(self.tokens)].sum(dim=0)
+
     def word_rows(self) -> tuple[list[str], Tensor]:
         """The alignment with subword pieces merged into words.
 

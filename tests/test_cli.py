@@ -32,6 +32,11 @@ def test_translate_prints_text_and_alignment(model_dir, capsys):
     header = out[1].split()
     assert header == ["我", "喜", "欢", "<unk>"]  # 猫 is unknown and shown as such
     assert any(line.startswith("p_t") for line in out)
+    [coverage] = [line.split()[1:] for line in out if line.startswith("coverage")]
+    rows = [line.split()[1:] for line in out[2:] if line and not line.startswith(("coverage", "p_t", "<eos>"))]
+    assert len(coverage) == 4 and rows  # one total per source token: the sum of the output tokens' rows
+    for column, total in enumerate(coverage):
+        assert abs(sum(float(r[column]) for r in rows) - float(total)) < 0.01 * len(rows)
 
 
 @pytest.mark.parametrize(
