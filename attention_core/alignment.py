@@ -22,7 +22,7 @@ word) or [`threshold_links`][attention_core.alignment.threshold_links] (every pa
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,6 +278,25 @@ def diagonal_links(n_source: int, n_target: int) -> set[Link]:
     return {(min(n_source - 1, int((j + 0.5) * n_source / n_target)), j) for j in range(n_target)}
 
 
+def split_words(words: Sequence[str], tokenize: Callable[[str], list[str]]) -> tuple[list[str], list[list[int]]]:
+    """Tokenise each gold word as a model reads or writes it.
+
+    Returns:
+        ``(tokens, groups)``: all tokens in order, and for each word the positions of its tokens (may be empty).
+
+    Examples:
+        >>> split_words(["喜欢", "猫"], list)
+        (['喜', '欢', '猫'], [[0, 1], [2]])
+    """
+    tokens: list[str] = []
+    groups = []
+    for word in words:
+        pieces = tokenize(word)
+        groups.append(list(range(len(tokens), len(tokens) + len(pieces))))
+        tokens += pieces
+    return tokens, groups
+
+
 @dataclass
 class Forced:
     """A gold pair fed through a model.
@@ -308,16 +327,9 @@ def force_decode(translator: Translator, gold: Gold) -> Forced:
         The pooled attention (see [`Forced`][attention_core.alignment.Forced]).
     """
     task, model = translator.task, translator.model
-    source_groups, source = [], []
-    for word in gold.source:
-        chars = task.tokenize_src(word)
-        source_groups.append(list(range(len(source), len(source) + len(chars))))
-        source += chars
-    target_groups, target = [], []
-    for token in gold.target:
-        pieces = task.tokenize_tgt(PTB_BRACKETS.get(token, token))  # a subword task's tokeniser gives pieces
-        target_groups.append(list(range(len(target), len(target) + len(pieces))))
-        target += pieces
+    source, source_groups = split_words(gold.source, task.tokenize_src)
+    # a subword task's tokeniser gives pieces
+    target, target_groups = split_words(gold.target, lambda t: task.tokenize_tgt(PTB_BRACKETS.get(t, t)))
     if not source or not target:
         raise ValueError(f"nothing to align in {gold.source!r} ||| {gold.target!r}")
     batch = make_batch([(translator.src_vocab.encode(source), translator.tgt_vocab.encode(target))])

@@ -204,7 +204,8 @@ def pull(folder: str | Path | None = None, repo_id: str | None = None, corpora: 
     folder, repo_id = data_home(folder), data_repo(repo_id)
     entries = select(read_manifest(manifest), corpora)
     folder.mkdir(parents=True, exist_ok=True)
-    todo = [e for e in entries if check(folder, [e], progress=False)]
+    # every file is hashed once: here, or after its download below
+    todo = [e for e in tqdm(entries, desc="verify", disable=not progress) if check(folder, [e], progress=False)]
     print(f"{len(entries) - len(todo)} of {len(entries)} files already verified in {folder}; "
           f"downloading {len(todo)} from {repo_id} ({sum(e.size for e in todo) / 1e6:.1f} MB)", flush=True)
     for e in todo:
@@ -214,7 +215,6 @@ def pull(folder: str | Path | None = None, repo_id: str | None = None, corpora: 
             (folder / e.path).unlink(missing_ok=True)
             raise CorpusError(f"{e.path} from {repo_id} does not match the manifest's sha256; it was deleted. "
                               "The repo holds other data than this version of Attention Lab expects.")
-    verify(folder, entries, progress)
     return folder
 
 

@@ -37,6 +37,7 @@ from attention_core.alignment import (  # noqa: E402
     force_decode,
     grow_diag_final_and,
     read_gold,
+    split_words,
     threshold_links,
 )
 from attention_core.corpora import data_home  # noqa: E402
@@ -97,16 +98,6 @@ def attention_rows(models: Path, gold: dict[str, list[Gold]]) -> list[dict]:
     return rows
 
 
-def _chars(words: tuple[str, ...]) -> tuple[list[str], list[int]]:
-    """A gold sentence's characters as the model reads them, and the word each character belongs to."""
-    chars, owner = [], []
-    for w, word in enumerate(words):
-        for ch in tokenize_chinese(word):
-            chars.append(ch)
-            owner.append(w)
-    return chars, owner
-
-
 def eflomal_rows(data: Path, gold: dict[str, list[Gold]]) -> list[dict]:
     """eflomal trained on our translation training pairs plus the gold sentences (characters → English tokens)."""
     from eflomal import Aligner
@@ -118,8 +109,8 @@ def eflomal_rows(data: Path, gold: dict[str, list[Gold]]) -> list[dict]:
     for name, sets in gold.items():
         spans[name] = (len(src), len(src) + len(sets))
         for g in sets:
-            chars, owner = _chars(g.source)
-            owners.setdefault(name, []).append(owner)
+            chars, groups = split_words(g.source, tokenize_chinese)  # characters, as the models read them
+            owners.setdefault(name, []).append([w for w, group in enumerate(groups) for _ in group])
             src.append(" ".join(chars) or "∅")
             tgt.append(" ".join(PTB_BRACKETS.get(t, t).lower() for t in g.target))
     with tempfile.TemporaryDirectory() as tmp:
