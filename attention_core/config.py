@@ -25,6 +25,7 @@ LIMITS: dict[str, tuple[float, float]] = {
     "heads": (1, 64),
     "ff_size": (1, 65536),
     "window": (1, 1024),
+    "max_source_len": (1, 100_000),
     "length_ratio": (1e-3, 100.0),
 }
 """Inclusive ``(low, high)`` bounds of the numeric fields. They are generous for training but keep a
@@ -33,6 +34,7 @@ size of the weights before allocating them)."""
 
 _INTS = ("src_vocab_size", "tgt_vocab_size", "emb_size", "hidden_size", "num_layers", "heads", "ff_size",
          "pad_id", "unk_id", "bos_id", "eos_id")
+_OPTIONAL_INTS = ("window", "max_source_len")
 _STRS = ("decoder", "score", "attention", "rnn")
 _BOOLS = ("tie_embeddings", "share_embeddings")
 _SPECIAL_IDS = ("pad_id", "unk_id", "bos_id", "eos_id")
@@ -57,9 +59,13 @@ class ModelConfig:
             ([`attention_core.transformer`][attention_core.transformer]), which then uses
             ``score="scaled_dot"``, global attention, ``emb_size == hidden_size`` (``d_model``),
             ``heads`` and ``ff_size``; ``rnn`` does not apply to it.
-        score: ``dot``, ``scaled_dot``, ``general`` or ``concat`` (``attention_core.scores.SCORES``).
+        score: ``dot``, ``scaled_dot``, ``general``, ``concat`` or ``location``
+            (``attention_core.scores.SCORES``).
         attention: ``global``, ``local-m`` or ``local-p`` (``attention_core.attention.CENTRES``).
         window: Half-width ``D`` of the local window; required for local modes, ``None`` for global.
+        max_source_len: Source positions the ``location`` score has a row of its own for (longer sources
+            reuse the last one; see [`LocationScore`][attention_core.scores.LocationScore]); the trainer
+            sets it to its ``max_len``. ``None``: the score's default; the other scores ignore it.
         emb_size: Embedding size (source and target).
         hidden_size: Hidden size of the decoder and of each encoder direction; the encoder's
             concatenated ``2 · hidden_size`` outputs are projected back to ``hidden_size``.
@@ -85,6 +91,7 @@ class ModelConfig:
     score: str = "general"
     attention: str = "global"
     window: int | None = None
+    max_source_len: int | None = None
     emb_size: int = 256
     hidden_size: int = 256
     num_layers: int = 1
@@ -158,8 +165,9 @@ class ModelConfig:
         for name in _INTS:
             if type(getattr(self, name)) is not int:  # bool is an int subclass: rejected too
                 fail(name, "an integer")
-        if self.window is not None and type(self.window) is not int:
-            fail("window", "an integer or null")
+        for name in _OPTIONAL_INTS:
+            if getattr(self, name) is not None and type(getattr(self, name)) is not int:
+                fail(name, "an integer or null")
         for name in _STRS:
             if not isinstance(getattr(self, name), str):
                 fail(name, "a string")

@@ -37,6 +37,9 @@ class Score(nn.Module):
         key_size: Size ``D_k`` of a key vector (the encoder output).
     """
 
+    positional: bool = False
+    """Whether the score needs ``max_source_len`` (only [`LocationScore`][attention_core.scores.LocationScore])."""
+
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
         self.query_size = query_size
@@ -139,22 +142,69 @@ class ConcatScore(Score):
         return self.v_a(hidden).squeeze(-1)  # (B, T, S)
 
 
+class LocationScore(Score):
+    """Location-based ``a_t = softmax(W_a h_t)`` (Luong et al. 2015, Eq. 9, *location*).
+
+    The score of source position ``s`` is row ``s`` of ``W_a h_t``: it depends on the decoder state and
+    the position only, never on the source words, so the model learns *where* to look (a positional
+    prior, e.g. "near the diagonal") but cannot look for a word. ``W_a`` has one row per position up to
+    ``max_source_len``; a longer source reuses the last row's score for every position at or beyond
+    ``max_source_len − 1`` (the model still runs, but cannot tell those positions apart). Padding is masked
+    afterwards like for every score. The keys are only used for their length ``S``.
+
+    Args:
+        query_size: Size of a query vector.
+        key_size: Size of a key vector (unused: the score never reads the keys' values).
+        max_source_len: Source positions with a row of their own (the trainer uses its ``max_len``).
+
+    Examples:
+        >>> score = LocationScore(query_size=4, key_size=4, max_source_len=3)
+        >>> keys, query = torch.randn(1, 5, 4), torch.randn(1, 2, 4)
+        >>> e = score(query, score.prepare(keys))          # (B, T, S) = (1, 2, 5)
+        >>> bool((e[..., 3] == e[..., 2]).all() and (e[..., 4] == e[..., 2]).all())
+        True
+    """
+
+    positional = True
+
+    def __init__(self, query_size: int, key_size: int, max_source_len: int) -> None:
+        super().__init__(query_size, key_size)
+        if max_source_len < 1:
+            raise ValueError(f"the location score needs max_source_len >= 1, got {max_source_len}")
+        self.max_source_len = max_source_len
+        self.W_a = nn.Linear(query_size, max_source_len, bias=False)
+
+    def forward(self, query: Tensor, keys: Tensor) -> Tensor:  # noqa: D102
+        scores = self.W_a(query)  # (B, T, L)
+        S = keys.size(1)
+        if S == self.max_source_len:
+            return scores
+        positions = torch.arange(S, device=scores.device).clamp(max=self.max_source_len - 1)  # (S,)
+        return scores.index_select(-1, positions)  # (B, T, S)
+
+
 SCORES: dict[str, type[Score]] = {
     "dot": DotScore,
     "scaled_dot": ScaledDotScore,
     "general": GeneralScore,
     "concat": ConcatScore,
+    "location": LocationScore,
 }
 """Score functions by name."""
 
+DEFAULT_MAX_SOURCE_LEN = 100
+"""Source positions of a location score built without an explicit ``max_source_len``."""
 
-def build_score(name: str, query_size: int, key_size: int) -> Score:
+
+def build_score(name: str, query_size: int, key_size: int, max_source_len: int | None = None) -> Score:
     """Build a score function from its registry name.
 
     Args:
         name: One of the keys of [`SCORES`][attention_core.scores.SCORES].
         query_size: Size of a query vector.
         key_size: Size of a key vector.
+        max_source_len: Source positions a positional score (``location``) tells apart; the other scores
+            ignore it. ``None``: [`DEFAULT_MAX_SOURCE_LEN`][attention_core.scores.DEFAULT_MAX_SOURCE_LEN].
 
     Returns:
         The score module.
@@ -164,4 +214,7 @@ def build_score(name: str, query_size: int, key_size: int) -> Score:
     """
     if name not in SCORES:
         raise ValueError(f"unknown score function {name!r}; valid names: {', '.join(SCORES)}")
-    return SCORES[name](query_size, key_size)
+    cls = SCORES[name]
+    if cls.positional:
+        return cls(query_size, key_size, max_source_len or DEFAULT_MAX_SOURCE_LEN)
+    return cls(query_size, key_size)

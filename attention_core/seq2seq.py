@@ -214,6 +214,6 @@ def build_model(cfg: ModelConfig) -> Seq2Seq | Transformer:
     )
     attention = None
     if cfg.decoder != "none":
-        attention = Attention(build_score(cfg.score, H, H), cfg.attention, cfg.window)
+        attention = Attention(build_score(cfg.score, H, H, cfg.max_source_len), cfg.attention, cfg.window)
     decoder = DECODERS[cfg.decoder](cfg, attention)
     return Seq2Seq(cfg, encoder, decoder)

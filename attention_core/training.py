@@ -31,6 +31,7 @@ from attention_core.hub import SUBWORDS, atomic_write, atomic_write_text, save_p
 from attention_core.metrics import bleu
 from attention_core.pipeline import Translator
 from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
+from attention_core.scores import SCORES
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.subword import Subwords
 from attention_core.vocab import Vocab
@@ -456,11 +457,15 @@ def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: T
     if init is not None:
         cfg = init.model.cfg
     else:
+        positions = {}
+        if SCORES[model_options.get("score", "general")].positional and model_options.get("max_source_len") is None:
+            positions = {"max_source_len": train_cfg.max_len}  # no training source is longer
         cfg = ModelConfig(
             src_vocab_size=len(data.src_vocab),
             tgt_vocab_size=len(data.tgt_vocab),
             length_ratio=round(length_ratio(data.examples), 4),
             **model_options,
+            **positions,
         ).validate()
     model = build_model(cfg).to(device)
     if init is not None:

@@ -36,6 +36,7 @@ VARIANTS: dict[str, dict] = {
     "luong-scaled_dot": dict(decoder="luong", score="scaled_dot"),
     "luong-general": dict(decoder="luong", score="general"),
     "luong-concat": dict(decoder="luong", score="concat"),
+    "luong-location": dict(decoder="luong", score="location"),
     "luong-general-local-p": dict(decoder="luong", score="general", attention="local-p"),
     "transformer": dict(decoder="transformer", score="scaled_dot", hidden_size=192, emb_size=192, heads=4,
                         ff_size=768, num_layers=2),

@@ -22,6 +22,8 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
+from attention_core.scores import SCORES
+
 DOCS_URL_ENV = "ATTENTION_LAB_DOCS_URL"
 TABS = ("translation", "couplet", "compare", "live")
 """Tab ids, also the values of the ``tab`` query parameter."""
@@ -192,7 +194,7 @@ def parse_query(params: Mapping[str, str]) -> dict[str, object]:
         live: dict[str, object] = {}
         if params.get("task") in ("reverse", "copy", "sort"):
             live["task"] = params["task"]
-        if params.get("score") in ("dot", "scaled_dot", "general", "concat"):
+        if params.get("score") in SCORES:
             live["score"] = params["score"]
         window = params.get("window", "")
         if window == "global" or _int(window, 1, 10) is not None:

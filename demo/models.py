@@ -29,6 +29,7 @@ VARIANT_LABELS: dict[str, str] = {
     "luong-scaled_dot": "Luong · scaled dot 缩放点积",
     "luong-general": "Luong · general 双线性",
     "luong-concat": "Luong · concat 加性",
+    "luong-location": "Luong · location 位置",
     "luong-general-local-p": "Luong · general · local-p 局部预测",
     "transformer": "Transformer · multi-head 多头",
 }

@@ -10,6 +10,7 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from attention_core.couplet import CoupletRules
+from attention_core.scores import SCORES
 from demo.handlers import (
     MEAN,
     WINDOW_CHOICES,
@@ -458,7 +459,7 @@ def build_live_tab() -> LiveTab:
         )
         with gr.Row():
             task = gr.Radio(["reverse", "copy", "sort"], value="reverse", label="task 任务", elem_id="live-task")
-            score = gr.Dropdown(["dot", "scaled_dot", "general", "concat"], value="dot", label="score 打分函数")
+            score = gr.Dropdown(list(SCORES), value="dot", label="score 打分函数")
             window = gr.Dropdown(["global", *[str(d) for d in range(1, 11)]], value="global",
                                  label="window D 窗口 (local-m)")
             attention = gr.Checkbox(value=True, label="attention 注意力 (off = baseline 基线)",

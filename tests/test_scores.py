@@ -4,11 +4,11 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from attention_core.scores import SCORES, ConcatScore, build_score
+from attention_core.scores import DEFAULT_MAX_SOURCE_LEN, SCORES, ConcatScore, LocationScore, build_score
 
 
 def test_registry_names_and_unknown_name_lists_valid_ones():
-    assert set(SCORES) == {"dot", "scaled_dot", "general", "concat"}
+    assert set(SCORES) == {"dot", "scaled_dot", "general", "concat", "location"}
     with pytest.raises(ValueError) as err:
         build_score("cosine", 4, 4)
     for name in SCORES:
@@ -72,3 +72,34 @@ def test_prepare_projects_keys_once_and_forward_does_not_touch_raw_keys():
     for _ in range(3):
         score(torch.randn(1, 1, 4), prepared)
     assert len(calls) == 1
+
+
+def test_location_scores_each_position_by_its_own_row_of_w_a_times_the_query():
+    score = LocationScore(query_size=3, key_size=5, max_source_len=6)
+    keys, query = torch.randn(2, 4, 5), torch.randn(2, 3, 3)
+    expected = torch.einsum("btq,sq->bts", query, score.W_a.weight[:4])  # rows 0..S-1 of W_a
+    assert_close(score(query, score.prepare(keys)), expected)
+
+
+def test_location_never_reads_the_keys_values():
+    score = build_score("location", 4, 4, max_source_len=8)
+    query = torch.randn(2, 3, 4)
+    a, b = torch.randn(2, 5, 4), torch.randn(2, 5, 4) * 100
+    assert_close(score(query, score.prepare(a)), score(query, score.prepare(b)))
+
+
+def test_location_source_longer_than_its_rows_reuses_the_last_row():
+    score = build_score("location", 4, 4, max_source_len=3)
+    query = torch.randn(1, 2, 4)
+    e = score(query, score.prepare(torch.randn(1, 7, 4)))  # (1, 2, 7)
+    rows = query @ score.W_a.weight.T  # (1, 2, 3)
+    assert_close(e[..., :3], rows)
+    for s in range(3, 7):
+        assert_close(e[..., s], rows[..., 2])
+
+
+def test_location_without_a_length_gets_the_default_and_other_scores_ignore_it():
+    assert build_score("location", 4, 4).W_a.out_features == DEFAULT_MAX_SOURCE_LEN
+    assert type(build_score("general", 4, 4, max_source_len=9)).__name__ == "GeneralScore"
+    with pytest.raises(ValueError, match="max_source_len >= 1"):
+        LocationScore(4, 4, max_source_len=0)

@@ -230,3 +230,14 @@ def test_cli_continues_a_model_on_its_own_split(tmp_path):
         bad = subprocess.run([sys.executable, *_cli_train(tmp_path / "x", *options)],
                              capture_output=True, text=True, timeout=300)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr and message in bad.stderr, bad.stderr
+
+
+def test_a_location_model_gets_a_row_per_trainable_source_position_and_keeps_it_on_reload(tmp_path):
+    words = "一二三四五六七八九十"
+    pairs = [(words[i:i + n], " ".join(str(k) for k in range(i, i + n))) for i in range(6) for n in range(1, 5)]
+    splits = Splits(pairs, pairs[:4], pairs[:4], {"task": "translation"})
+    fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=16, emb_size=8, score="location"),
+        TrainConfig(epochs=1, batch_size=8, max_len=7, min_freq=1), progress=False)
+    model = load_folder(tmp_path / "m").model
+    assert model.cfg.max_source_len == 7
+    assert model.decoder.attention.score.W_a.out_features == 7
