@@ -11,7 +11,7 @@ Modes (Luong et al. 2015, §3.1–3.2):
 * ``local-m`` — monotonic alignment: the window of half-width ``D`` is centred at
   ``p_t = t · S / T`` (Luong's ``p_t = t`` generalised to sentences of different lengths; at decode
   time ``T`` is the expected target length ``S · length_ratio``).
-* ``local-p`` — predictive alignment, Eq. 9: ``p_t = S · sigmoid(v_pᵀ tanh(W_p h_t))``, and Eq. 10:
+* ``local-p`` — predictive alignment, Eq. 10: ``p_t = S · sigmoid(v_pᵀ tanh(W_p h_t))``, and Eq. 11:
   the weights are multiplied by ``exp(−(s − p_t)² / (2σ²))`` with ``σ = D / 2``. We renormalise the
   product so every row stays a distribution (adding the log-Gaussian before the softmax, which is the
   same thing); outside ``[p_t − D, p_t + D]`` the weights are exactly zero.
@@ -40,7 +40,7 @@ class Window:
     Attributes:
         centre: Window centres ``p_t`` in source positions (0-based), shape ``(B, T)``.
         half_width: ``D``: keys with ``|s − p_t| ≤ D`` are kept. At least 1.
-        gaussian: Multiply by ``exp(−(s − p_t)² / (2σ²))``, ``σ = D/2`` (local-p).
+        gaussian: Multiply by ``exp(−(s − p_t)² / (2σ²))``, ``σ = D/2`` (local-p, Luong et al. 2015, Eq. 11).
     """
 
     centre: Tensor
@@ -67,8 +67,9 @@ def attention(
         mask: ``True`` for keys a query may attend to: shape ``(B, S)`` (real source tokens, the
             same for every query) or ``(B, T, S)`` (a mask per query, e.g. a causal one).
         window: Optional local window; ``None`` attends globally.
-        hard: Replace the softmax by a one-hot vector at its argmax (hard attention; not
-            differentiable, so use it at decode time only).
+        hard: Replace the softmax by a one-hot vector at its argmax (argmax, or greedy, hard
+            attention; not differentiable, so use it at decode time only). This is not Xu et al.'s
+            (2015) stochastic hard attention, which samples a position and is trained with REINFORCE.
 
     Returns:
         ``(context, weights)``: context ``(B, T, H)`` and weights ``(B, T, S)``. Weights are
@@ -142,7 +143,9 @@ class MonotonicCentre(nn.Module):
 
 
 class PredictiveCentre(nn.Module):
-    """Local-p centre ``p_t = S · sigmoid(v_pᵀ tanh(W_p h_t))`` (Luong et al. 2015, Eq. 9).
+    """Local-p centre ``p_t = S · sigmoid(v_pᵀ tanh(W_p h_t))`` (Luong et al. 2015, Eq. 10).
+
+    The weights around it get the Gaussian factor of Eq. 11 in [`attention`][attention_core.attention.attention].
 
     Args:
         query_size: Size of the decoder state ``h_t``.
