@@ -8,6 +8,7 @@ the app on the same input and settings (the docs put an "open in the app" link u
 | figure | page | what it shows |
 |---|---|---|
 | ``theory-steps`` | steps | one sentence step by step: scores → softmax → context shares → next token |
+| ``theory-tiny-steps`` | steps | 4-dimensional toy states as numbered cells: score → softmax → weighted sum |
 | ``theory-scores`` | scores | dot vs scaled dot on the same sentence, with each one's mean row entropy |
 | ``theory-qkv`` | qkv | the same queries and keys with the learned ``W_a`` and with ``W_a = I`` |
 | ``theory-bahdanau-luong`` | bahdanau-luong | Bahdanau vs Luong (both concat) on the same sentence |
@@ -17,18 +18,24 @@ the app on the same input and settings (the docs put an "open in the app" link u
 | ``theory-greedy-beam`` | decoding | greedy vs beam 5 on the same sentence |
 | ``theory-couplet-rules`` | decoding | a couplet with and without the reader's rules |
 | ``theory-transformer`` | transformer | the couplet model's scores and weights: one cross-attention head |
+| ``theory-positions`` | transformer | the Transformer's sinusoidal position table; two positions' dot products |
+| ``theory-causal-mask`` | transformer | the decoder's causal mask beside one self-attention head: 0 above it |
 | ``theory-bottleneck`` | why | toy reverse task: token accuracy by length, attention vs none |
 
 The raw scores ``e_t = score(h_t, h̄_s)`` are not part of a decoder step's output, so
 [`replay`][reports.theory_figures.replay] feeds a decoded output back through ``Seq2Seq.step`` (the same
 step greedy and beam search call), records each step's query with a forward pre-hook on the decoder's
-attention module, and recomputes the scores with the model's own score function.
+attention module, and recomputes the scores with the model's own score function. The Transformer's figures
+take the position table from ``sinusoidal_positions`` and the causal mask from the decoder's own self-attention
+call (a pre-hook again); the toy step-through calls the library's score module and ``attention()`` on seeded
+4-dimensional vectors.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -39,16 +46,19 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
+from attention_core.attention import attention
 from attention_core.batch import make_batch
 from attention_core.couplet import CoupletRules
 from attention_core.metrics import attention_entropy, diagonality
 from attention_core.pipeline import Output, Translator
+from attention_core.scores import build_score
 from attention_core.seq2seq import WindowArg
 from attention_core.toy import sample_batch
+from attention_core.transformer import sinusoidal_positions
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
-from demo.plots import FONT, alignment_figure
+from demo.plots import COLORSCALE, FONT, alignment_figure
 from reports.common import write_figures
 
 STEPS_TEXT = "我们每天早上七点吃早饭。"
@@ -67,6 +77,19 @@ BOTTLENECK = dict(task="reverse", min_len=5, max_len=30, steps=1200)
 BUCKETS = ((5, 9), (10, 14), (15, 19), (20, 24), (25, 30))
 """Length buckets of the bottleneck curve (inclusive)."""
 LOCAL_P = "luong-general-local-p"
+TRANSFORMER_VARIANT = "transformer"
+"""The zoo variant name of the Transformer (``models/<task>/transformer/``)."""
+TRANSFORMER_BEAM = 5
+"""Beam of the Transformer's example figures (the app's default)."""
+CAUSAL_VIEW = (1, 3)
+"""Layer and head (1-based) of the causal-mask figure: the bundled translation Transformer's most spread decoder
+self-attention head on ``STEPS_TEXT`` (highest mean row entropy), so the allowed lower triangle is visibly filled."""
+POSITIONS = 50
+"""Positions in the position-table figure (the zoo's longest training sentence)."""
+POSITION_QUERIES = (10, 30)
+"""Positions whose dot product with every other position the position figure draws."""
+TINY = dict(states=4, size=4, seed=3, score="dot")
+"""The toy step-through: ``states`` encoder states of ``size`` dimensions, drawn with ``seed``, scored by ``score``."""
 
 SCORE_FORMULAS = {
     "dot": "{q}ᵀ h̄<sub>s</sub>",
@@ -215,6 +238,8 @@ def side_by_side(panels: Sequence[go.Figure], titles: Sequence[str], title: str,
         for trace in panel.data:
             if isinstance(trace, go.Heatmap):
                 trace.showscale = colorbars == "each" or i == n
+                if trace.colorbar.title.text == "weight":  # demo.plots' label, in both languages here
+                    trace.colorbar.title.text = "weight 权重"
             elif trace.name in legend_names:
                 trace.showlegend = False
             legend_names.add(trace.name)
@@ -338,11 +363,14 @@ def scores_figure(dot: Translator, scaled: Translator, text: str = SAME_OUTPUT_T
     for name, translator in (("dot 点积", dot), ("scaled dot 缩放点积 (÷√d)", scaled)):
         out = translator.translate([text])[0]
         panels.append(_panel(translator, out))
-        titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>mean entropy 平均熵 "
+        # three short lines: two long titles side by side would run into each other in a narrow column
+        titles.append(f"<b>{name}</b><br>{_escape(out.text)}<br>mean entropy 平均熵 "
                       f"{attention_entropy(out.weights):.2f} nats")
     top = math.log(len(dot.tokenize(text)))
-    return side_by_side(panels, titles, f"same sentence, same data, only the score differs · uniform 均匀 = "
-                        f"log S = {top:.2f} nats")
+    fig = side_by_side(panels, titles, "same sentence and data, only the score differs "
+                       f"同一句同一数据，只有打分不同<br><sup>uniform 均匀 = log S = {top:.2f} nats</sup>")
+    fig.update_layout(margin=dict(t=150))
+    return fig
 
 
 def qkv_figure(translator: Translator, text: str = STEPS_TEXT) -> go.Figure:
@@ -363,18 +391,20 @@ def qkv_figure(translator: Translator, text: str = STEPS_TEXT) -> go.Figure:
     learned = trace.weights[:, :S]
     titles = []
     for name, w in (("h<sub>t</sub>ᵀ W<sub>a</sub> h̄<sub>s</sub> (the model 模型)", learned),
-                    ("h<sub>t</sub>ᵀ h̄<sub>s</sub> (W<sub>a</sub> = I, same h<sub>t</sub>, h̄<sub>s</sub>)", plain)):
+                    ("h<sub>t</sub>ᵀ h̄<sub>s</sub> (W<sub>a</sub> = I 单位矩阵, same 相同 h<sub>t</sub>, "
+                     "h̄<sub>s</sub>)", plain)):
         titles.append(f"<b>{name}</b><br>mean entropy 平均熵 {attention_entropy(w):.2f} · diagonality 对角度 "
                       f"{diagonality(w):.2f}")
     panels = [alignment_figure(trace.source, trace.output, w.tolist()) for w in (learned, plain)]
-    return side_by_side(panels, titles, f"query 查询 h<sub>t</sub> · keys 键 h̄<sub>s</sub> · output: "
+    return side_by_side(panels, titles, f"query 查询 h<sub>t</sub> · keys 键 h̄<sub>s</sub> · output 输出: "
                         f"{_escape(out.text)}")
 
 
 def bahdanau_luong_figure(bahdanau: Translator, luong: Translator, text: str = SAME_OUTPUT_TEXT) -> go.Figure:
     """Bahdanau vs Luong with the same concat score, on the same sentence."""
     panels, titles = [], []
-    for name, translator in (("Bahdanau: query s<sub>t−1</sub>", bahdanau), ("Luong: query h<sub>t</sub>", luong)):
+    for name, translator in (("Bahdanau: query 查询 s<sub>t−1</sub>", bahdanau),
+                             ("Luong: query 查询 h<sub>t</sub>", luong)):
         out = translator.translate([text])[0]
         panels.append(_panel(translator, out))
         titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>{_entropy_line(out)}")
@@ -391,7 +421,7 @@ def local_p_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figure:
         positions = torch.arange(out.weights.shape[1], dtype=torch.float32)
         far = (positions.view(1, -1) - out.centres.view(-1, 1)).abs() > D  # (T, S)
         outside = float(out.weights[far].max()) if bool(far.any()) else 0.0
-    title = (f"local-p (D = {D}): {_escape(out.text)}<br><sup>{_entropy_line(out)} · "
+    title = (f"local-p 局部预测 (D = {D}): {_escape(out.text)}<br><sup>{_entropy_line(out)} · "
              f"largest weight outside the window 窗口外最大权重 = {outside:g}</sup>")
     fig = heatmap_figure(state, None, False, title)
     fig.layout.title.y = fig.layout.title.yanchor = None  # automatic: two lines stay inside the margin
@@ -441,10 +471,10 @@ def masking_figure(translator: Translator, short: str = SHORT_TEXT, long: str = 
     titles = [
         f"<b>short 短句, masked 有掩码</b><br>max weight on ∅ &lt;pad&gt; = {on_pad:g}",
         f"<b>same scores, no mask 无掩码</b><br>weight on ∅ &lt;pad&gt;, mean per row = {leak:.1%}",
-        f"<b>long 长句</b> (sets the width S = {S})<br>{_escape(outs[1].text)}",
+        f"<b>long 长句</b> (sets the width 决定宽度 S = {S})<br>{_escape(outs[1].text)}",
     ]
     return side_by_side(panels, titles, f"one padded batch 一个批次: {_escape(short)} + {_escape(long)}<br><sup>short "
-                        f"→ {_escape(outs[0].text)} · ∅ = &lt;pad&gt; (red box)</sup>")
+                        f"→ {_escape(outs[0].text)} · ∅ = &lt;pad&gt; (red box 红框)</sup>")
 
 
 def greedy_beam_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figure:
@@ -467,8 +497,8 @@ def couplet_rules_figure(translator: Translator, text: str = COUPLET_RULES_TEXT,
                                    rules=CoupletRules() if constrained else None)[0]
         panels.append(_panel(translator, out))
         titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>{len(out.tokens)} characters 字 "
-                      f"(上联 {len(translator.tokenize(text))}) · log p = {out.score:.2f}")
-    return side_by_side(panels, titles, f"上联 {_escape(text)} · beam {beam}")
+                      f"(first line 上联 {len(translator.tokenize(text))}) · log p = {out.score:.2f}")
+    return side_by_side(panels, titles, f"first line 上联 {_escape(text)} · beam 束宽 {beam}")
 
 
 def transformer_figure(translator: Translator, text: str = COUPLET_TEXT, beam: int = 5) -> go.Figure:
@@ -485,7 +515,7 @@ def transformer_figure(translator: Translator, text: str = COUPLET_TEXT, beam: i
     hover = [[f"source {j + 1}: {_escape(trace.source[j])}<br>output {i + 1}: {_escape(trace.output[i])}"
               f"<br>score: {e:.2f}" for j, e in enumerate(row)] for i, row in enumerate(scores.tolist())]
     left.update_traces(zmin=None, zmax=None, zauto=True, colorscale="RdBu", reversescale=True, zmid=0.0,
-                       text=hover, colorbar=dict(title="score"))
+                       text=hover, colorbar=dict(title="score 分数"))
     right = alignment_figure(trace.source, trace.output, weights.tolist())
     titles = ["<b>scores 分数 QKᵀ</b><br>e<sub>t,s</sub> = h<sub>t</sub>ᵀ (W<sub>a</sub> h̄<sub>s</sub>)",
               f"<b>weights 权重 softmax(QKᵀ)</b> → {_escape(out.text)}<br>entropy 熵 "
@@ -493,6 +523,298 @@ def transformer_figure(translator: Translator, text: str = COUPLET_TEXT, beam: i
     return side_by_side([left, right], titles, "what one cross-attention head computes 一个交叉注意力头的计算<br>"
                         "<sup>our RNN couplet model (luong-general), not a Transformer 这是 RNN 模型，并非 Transformer"
                         "</sup>", colorbars="each")
+
+
+def positions_figure(d_model: int, length: int = POSITIONS,
+                     queries: Sequence[int] = POSITION_QUERIES) -> go.Figure:
+    """The sinusoidal position table a Transformer adds to its embeddings, and how two positions compare.
+
+    Left: ``PE = sinusoidal_positions(length, d_model)`` (the library's table, Vaswani et al. 2017, §3.5):
+    one row per position, even dimensions ``sin``, odd ``cos``, the wavelength growing with the dimension.
+    Right: ``PE(q) · PE(p)`` for every ``p`` and each ``q`` in ``queries``: the curves have the same shape,
+    shifted, because the dot product of two rows depends only on the distance ``p − q``.
+
+    Args:
+        d_model: Model size (the bundled Transformer's ``hidden_size``).
+        length: Positions drawn.
+        queries: Positions compared with every other one.
+    """
+    pe = sinusoidal_positions(length, d_model)  # (N, d)
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.14, subplot_titles=[
+        "<b>PE(pos, i)</b>: even i sin, odd i cos<br>偶数维 sin、奇数维 cos",
+        "<b>PE(q) · PE(p)</b>: depends only on p − q<br>只取决于距离 p − q",
+    ])
+    fig.add_trace(go.Heatmap(
+        z=pe.tolist(), zmin=-1.0, zmax=1.0, colorscale="RdBu", reversescale=True,
+        colorbar=dict(title="PE", thickness=10, len=0.9, x=0.43),
+        hovertemplate="position 位置 %{y}<br>dimension 维度 %{x}<br>PE = %{z:.3f}<extra></extra>",
+    ), row=1, col=1)
+    similarity = pe[list(queries)] @ pe.T  # (Q, N)
+    for q, row, dash in zip(queries, similarity.tolist(), ("solid", "dash", "dot")):
+        fig.add_trace(go.Scatter(
+            x=list(range(length)), y=row, mode="lines", name=f"q = {q}", line=dict(width=2, dash=dash),
+            hovertemplate=f"PE({q}) · PE(%{{x}}) = %{{y:.1f}}<extra></extra>",
+        ), row=1, col=2)
+    fig.update_xaxes(title="dimension i 维度", row=1, col=1)
+    fig.update_yaxes(title="position pos 位置", autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title="position p 位置", row=1, col=2)
+    fig.update_yaxes(title="dot product 点积", row=1, col=2)
+    fig.update_annotations(font=dict(size=12))
+    fig.update_layout(
+        title=dict(text=f"sinusoidal positions 正弦位置编码 (d<sub>model</sub> = {d_model})<br><sup>the table our "
+                   "Transformer adds to its embeddings 模型加到词向量上的位置表</sup>", x=0.5, xanchor="center",
+                   font=dict(size=15)),
+        height=420, font=FONT, margin=dict(l=60, r=20, t=110, b=50),
+        legend=dict(x=1.0, xanchor="right", y=1.0, bgcolor="rgba(255,255,255,0.7)"),
+    )
+    return fig
+
+
+@dataclass
+class CausalMask:
+    """One decoded sentence's causal self-attention, as the Transformer's decoder computed it.
+
+    Attributes:
+        keys: Column labels: ``<bos>`` and the output tokens written so far (what position ``t`` reads).
+        rows: Row labels: the output tokens (``<eos>`` included).
+        mask: The mask the decoder's self-attention was called with, ``True`` = may look, ``(T, T)``.
+        weights: That layer's and head's self-attention weights, ``(T, T)``.
+        layer: 1-based layer.
+        head: 1-based head.
+        text: The translation.
+    """
+
+    keys: list[str]
+    rows: list[str]
+    mask: Tensor
+    weights: Tensor
+    layer: int
+    head: int
+    text: str
+
+
+@torch.inference_mode()
+def causal_mask(transformer: Translator, text: str = STEPS_TEXT, beam: int = TRANSFORMER_BEAM,
+                view: tuple[int, int] = CAUSAL_VIEW) -> CausalMask:
+    """Decode ``text`` and re-run the decoder on its output, recording the mask of one layer's self-attention.
+
+    The mask is the one ``Transformer.run`` builds and passes to the decoder's self-attention (taken with a
+    forward pre-hook on that layer's ``self_attn``: it is called with the mask fourth); the weights are
+    ``Translator.attention_maps``'s decoder maps of the same pass.
+
+    Args:
+        transformer: A Transformer translator.
+        text: The source sentence.
+        beam: Beam size of the decoding.
+        view: ``(layer, head)``, 1-based.
+
+    Raises:
+        ValueError: If the model is not a Transformer or has no such layer or head.
+    """
+    layers = getattr(transformer.model, "decoder_layers", None)
+    if layers is None:
+        raise ValueError("the causal mask belongs to a Transformer's decoder; this model has none")
+    layer, head = view
+    if not (1 <= layer <= len(layers) and 1 <= head <= transformer.model.cfg.heads):
+        raise ValueError(f"no layer {layer} head {head}: the model has {len(layers)} layers of "
+                         f"{transformer.model.cfg.heads} heads")
+    out = transformer.translate([text], beam_size=beam)[0]
+    masks: list[Tensor] = []
+    module = layers[layer - 1].self_attn
+    handle = module.register_forward_pre_hook(lambda m, args: masks.append(args[3]))  # (B, T, T)
+    try:
+        maps = transformer.attention_maps(out)
+    finally:
+        handle.remove()
+    rows = out.row_labels
+    return CausalMask(["<bos>", *rows[:-1]], rows, masks[0][0].cpu(), maps.decoder[layer - 1, head - 1],
+                      layer, head, out.text)
+
+
+def causal_mask_figure(transformer: Translator, text: str = STEPS_TEXT, beam: int = TRANSFORMER_BEAM,
+                       view: tuple[int, int] = CAUSAL_VIEW) -> go.Figure:
+    """The decoder's causal mask beside the self-attention weights it produced, above the diagonal outlined.
+
+    Left: the mask (1 = may look, 0 = blocked); right: one head's weights on the same grid, with the largest
+    weight above the diagonal (exactly 0: the masked scores are ``−∞`` before the softmax) in the title.
+    """
+    causal = causal_mask(transformer, text, beam, view)
+    T = len(causal.rows)
+    above = torch.ones(T, T, dtype=torch.bool).triu(1)  # (T, T): key after the query
+    leak = float(causal.weights[above].max()) if bool(above.any()) else 0.0
+    x_title, y_title = "key 键 (&lt;bos&gt; + output so far 已生成)", "query 查询 (output 输出)"
+    mask = alignment_figure(causal.keys, causal.rows, causal.mask.float().tolist(), x_title=x_title, y_title=y_title)
+    mask.update_traces(text=[[f"query {_escape(r)} → key {_escape(k)}: {'allowed 允许' if allowed else 'blocked 屏蔽'}"
+                              for k, allowed in zip(causal.keys, row)] for r, row in
+                             zip(causal.rows, causal.mask.tolist())])
+    weights = alignment_figure(causal.keys, causal.rows, causal.weights.tolist(), x_title=x_title, y_title=y_title)
+    # the blocked cells (key after the query) as one staircase outline
+    path = f"M 0.5 -0.5 L {T - 0.5} -0.5 L {T - 0.5} {T - 1.5} " + " ".join(
+        f"L {i + 0.5} {i + 0.5} L {i + 0.5} {i - 0.5}" for i in range(T - 2, -1, -1)) + " Z"
+    for panel in (mask, weights):
+        panel.add_shape(type="path", path=path, line=dict(color="crimson", width=2, dash="dot"),
+                        fillcolor="rgba(0,0,0,0)")
+    titles = ["<b>causal mask 因果掩码</b><br>1 = may look 可看 · 0 = blocked 屏蔽",
+              f"<b>layer {causal.layer} · head {causal.head}</b> self-attention 自注意力<br>max weight above "
+              f"the diagonal 对角线以上最大权重 = {leak:g}"]
+    fig = side_by_side([mask, weights], titles, f"decoder self-attention 解码器自注意力<br><sup>{_escape(text)} → "
+                       f"{_escape(causal.text)}<br>row t reads &lt;bos&gt; and the tokens before it, never a later "
+                       "one 只看之前的词 (red: blocked 红框: 屏蔽)</sup>")
+    fig.update_layout(height=420, margin=dict(l=70, r=40, t=135, b=40))
+    return fig
+
+
+@dataclass
+class TinySteps:
+    """A toy attention step on small vectors: the numbers the tiny step-through shows.
+
+    Attributes:
+        score: The score function's name (``attention_core.scores.SCORES``).
+        query: The decoder state ``s``, ``(D,)``.
+        keys: The encoder states ``h_1 … h_S`` (keys and values), ``(S, D)``.
+        scores: ``e_j = score(s, h_j)``, ``(S,)``.
+        weights: ``a = softmax(e)``, ``(S,)``.
+        context: ``c = Σ_j a_j h_j``, ``(D,)``.
+    """
+
+    score: str
+    query: Tensor
+    keys: Tensor
+    scores: Tensor
+    weights: Tensor
+    context: Tensor
+
+
+@torch.inference_mode()
+def tiny_steps(states: int = TINY["states"], size: int = TINY["size"], seed: int = TINY["seed"],
+               score: str = TINY["score"]) -> TinySteps:
+    """One attention step on seeded small vectors, through the library's score module and ``attention()``.
+
+    The vectors are drawn from a seeded normal and rounded to one decimal, so a reader can redo the sums.
+
+    Args:
+        states: Number of encoder states ``S``.
+        size: Their size ``D`` (and the decoder state's).
+        seed: Seed of the draw.
+        score: A parameter-free score name (``dot`` or ``scaled_dot``): the toy has no learned weights.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    query = torch.randn(1, 1, size, generator=generator).round(decimals=1)  # (B=1, T=1, D)
+    keys = torch.randn(1, states, size, generator=generator).round(decimals=1)  # (1, S, D)
+    scorer = build_score(score, size, size)
+    if any(True for _ in scorer.parameters()):
+        raise ValueError(f"the toy step-through needs a score without learned weights (dot, scaled_dot), got {score!r}")
+    scores = scorer(query, scorer.prepare(keys))  # (1, 1, S)
+    context, weights = attention(scores, keys, torch.ones(1, states, dtype=torch.bool))  # (1, 1, D), (1, 1, S)
+    return TinySteps(score, query[0, 0], keys[0], scores[0, 0], weights[0, 0], context[0, 0])
+
+
+TINY_STAGES = (
+    "① the states 状态: decoder state s, encoder states h<sub>j</sub>",
+    "② score 打分: e<sub>j</sub> = {formula}",
+    "③ softmax → weights 权重: a<sub>j</sub> = exp(e<sub>j</sub>) / Σ<sub>k</sub> exp(e<sub>k</sub>)",
+    "④ weighted sum 加权和: context 上下文 c = Σ<sub>j</sub> a<sub>j</sub> h<sub>j</sub>",
+)
+"""The stages of the tiny step-through, one frame each (``{formula}``: the score's)."""
+
+
+def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
+    """Alammar-style toy step-through: small vectors as coloured, numbered cells, one frame per stage.
+
+    Panels: ``s`` above the encoder states ``h_j`` (one row each); the scores ``e_j``; the weights ``a_j``;
+    each ``a_j h_j``; and their sum ``c`` below. Stage ``k`` fills the panels it computes (the states, then
+    the scores, the weights, the weighted rows and the context); the title works one entry out in numbers.
+    The figure opens on the first stage; the slider (or ▶) moves on.
+
+    Args:
+        steps: The numbers; by default ``tiny_steps()``.
+    """
+    steps = steps or tiny_steps()
+    S, D = steps.keys.shape
+    s, h, e, a, c = steps.query, steps.keys, steps.scores, steps.weights, steps.context
+    weighted = a.unsqueeze(1) * h  # (S, D): a_j h_j
+    big = float(torch.cat([s, h.flatten(), c, weighted.flatten()]).abs().max())
+    rows = [f"h<sub>{j + 1}</sub>" for j in range(S)]
+    dims = [f"d{i + 1}" for i in range(D)]
+    formula = SCORE_FORMULAS[steps.score].format(q="s").replace("h̄<sub>s</sub>", "h<sub>j</sub>")
+    fig = make_subplots(
+        rows=3, cols=4, column_widths=[D, 1.3, 1.3, D], row_heights=[1, S, 1], horizontal_spacing=0.05,
+        vertical_spacing=0.1,
+        specs=[[{}, None, None, None], [{}, {}, {}, {}], [None, None, None, {}]],
+        subplot_titles=["decoder state 解码器状态 s (query 查询)", "encoder states 编码器状态 h<sub>j</sub>",
+                        "scores 分数 e<sub>j</sub>", "weights 权重 a<sub>j</sub>",
+                        "weighted 加权 a<sub>j</sub> h<sub>j</sub>",
+                        "context 上下文 c = Σ a<sub>j</sub> h<sub>j</sub>"],
+    )
+    cells = [(1, 1), (2, 1), (2, 2), (2, 3), (2, 4), (3, 4)]
+    kinds = ("state", "state", "score", "weight", "state", "state")  # the colour scale of each panel
+    shown = [s.view(1, D), h, e.view(S, 1), a.view(S, 1), weighted, c.view(1, D)]
+    reveal = (2, 3, 4, 6)  # panels filled at each stage
+    top = float(e.abs().max())
+    scales = {"state": dict(zmin=-big, zmax=big, colorscale="RdBu", reversescale=True),
+              "score": dict(zmin=-top, zmax=top, colorscale="PuOr", reversescale=True),
+              "weight": dict(zmin=0.0, zmax=1.0, colorscale=COLORSCALE, reversescale=False)}
+
+    def heat(values: Tensor, kind: str, visible: bool) -> go.Heatmap:
+        n, m = values.shape
+        if not visible:  # not computed yet: grey cells with a question mark
+            return go.Heatmap(z=[[0.0] * m for _ in range(n)], text=[["?"] * m for _ in range(n)],
+                              texttemplate="%{text}", textfont=dict(size=14), showscale=False,
+                              xgap=3, ygap=3, hoverinfo="skip", zmin=0.0, zmax=1.0, reversescale=False,
+                              colorscale=[[0.0, "#eeeeee"], [1.0, "#eeeeee"]])
+        text = [[f"{v:.2f}" for v in row] for row in values.tolist()]
+        return go.Heatmap(z=values.tolist(), text=text, texttemplate="%{text}", textfont=dict(size=14),
+                          showscale=False, xgap=3, ygap=3, hoverinfo="skip", **scales[kind])
+
+    def stage_data(k: int) -> list[go.Heatmap]:
+        return [heat(v, kind, i < reveal[k]) for i, (v, kind) in enumerate(zip(shown, kinds))]
+
+    def stage_title(k: int) -> str:
+        head = TINY_STAGES[k].format(formula=formula)
+        if k == 0:
+            sub = f"S = {S} encoder states of D = {D} numbers 个数 · seeded, rounded 随机种子、取一位小数"
+        elif k == 1:
+            terms = " + ".join(f"({float(x):.1f})({float(y):.1f})" for x, y in zip(s, h[0]))
+            scale = " / √D" if steps.score == "scaled_dot" else ""
+            sub = f"e<sub>1</sub> = ({terms}){scale} = {float(e[0]):.2f}"
+        elif k == 2:
+            sub = (f"a<sub>1</sub> = exp({float(e[0]):.2f}) / ({' + '.join(f'exp({float(x):.2f})' for x in e)}) = "
+                   f"{float(a[0]):.2f} · sum 和 = 1")
+        else:
+            sub = (f"c<sub>1</sub> = {' + '.join(f'{float(w):.2f}·({float(x):.1f})' for w, x in zip(a, h[:, 0]))}"
+                   f" = {float(c[0]):.2f}")
+        return f"{head}<br><sup>{sub}</sup>"
+
+    for trace, (row, col) in zip(stage_data(0), cells):
+        fig.add_trace(trace, row=row, col=col)
+    fig.frames = [go.Frame(data=stage_data(k), traces=list(range(len(cells))), name=str(k),
+                           layout=dict(title=dict(text=stage_title(k), x=0.5, xanchor="center")))
+                  for k in range(len(TINY_STAGES))]
+    for row, col in cells:
+        fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, row=row, col=col)
+        fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed", row=row, col=col)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(D)), ticktext=dims, showticklabels=True, row=3, col=4)
+    fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["s"], showticklabels=True, row=1, col=1)
+    for col in (1, 4):
+        fig.update_yaxes(tickmode="array", tickvals=list(range(S)), ticktext=rows, showticklabels=True, row=2, col=col)
+    fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["c"], showticklabels=True, row=3, col=4)
+    play = dict(method="animate", label="▶ play 播放",
+                args=[None, dict(frame=dict(duration=1500, redraw=True), transition=dict(duration=0),
+                                 fromcurrent=True, mode="immediate")])
+    slider = dict(active=0, x=0.12, len=0.86, y=-0.02, yanchor="top", pad=dict(t=10),
+                  currentvalue=dict(prefix="stage 阶段 ", font=dict(size=13)),
+                  steps=[dict(method="animate", label=label,
+                              args=[[str(k)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                                   transition=dict(duration=0))])
+                         for k, label in enumerate(("1 states 状态", "2 score 打分", "3 softmax", "4 sum 加权和"))])
+    fig.update_annotations(font=dict(size=12))
+    fig.update_layout(
+        title=dict(text=stage_title(0), x=0.5, xanchor="center", font=dict(size=14)), sliders=[slider],
+        updatemenus=[dict(type="buttons", buttons=[play], x=0.0, y=-0.02, xanchor="left", yanchor="top",
+                          pad=dict(t=10), showactive=False)],
+        height=540, font=FONT, margin=dict(l=50, r=20, t=110, b=90), plot_bgcolor="white",
+    )
+    return fig
 
 
 @dataclass
@@ -584,8 +906,11 @@ def theory_figure_links() -> dict[str, str]:
         return app_query("compare", task=task, text=text, **sides)
 
     general = DEFAULT_VARIANT
+    transformer = dict(variant=TRANSFORMER_VARIANT, beam=TRANSFORMER_BEAM)
+    layer, head = CAUSAL_VIEW
     return {
         "theory-steps": app_query("translation", text=STEPS_TEXT, variant=general, beam=1),
+        "theory-tiny-steps": app_query("translation", text=STEPS_TEXT, variant=general, beam=1),
         "theory-scores": compare("translation", SAME_OUTPUT_TEXT, dict(variant="luong-dot", beam=1),
                                  dict(variant="luong-scaled_dot", beam=1)),
         "theory-qkv": app_query("translation", text=STEPS_TEXT, variant=general, beam=1),
@@ -600,6 +925,8 @@ def theory_figure_links() -> dict[str, str]:
         "theory-couplet-rules": app_query("couplet", text=COUPLET_RULES_TEXT, variant=general, beam=5,
                                           constrained=False),
         "theory-transformer": app_query("couplet", text=COUPLET_TEXT, variant=general, beam=5),
+        "theory-positions": app_query("translation", text=STEPS_TEXT, **transformer),
+        "theory-causal-mask": app_query("translation", text=STEPS_TEXT, **transformer, layer=layer, head=head),
         "theory-bottleneck": app_query("live", **BOTTLENECK, attention=True),
     }
 
@@ -609,13 +936,15 @@ def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None 
 
     Args:
         registry: The bundled zoo (needs luong-general, luong-dot, luong-scaled_dot, bahdanau, luong-concat
-            and luong-general-local-p for both tasks).
+            and luong-general-local-p for both tasks; the translation Transformer for the position and
+            causal-mask figures, which are left out, with a note, without it).
         bottleneck: Toy accuracies; computed (a few CPU minutes) when ``None``.
     """
     tr = partial(registry.get, "translation")
     couplet = registry.get("couplet", DEFAULT_VARIANT)
-    return {
+    figures = {
         "theory-steps": steps_figure(tr(DEFAULT_VARIANT)),
+        "theory-tiny-steps": tiny_steps_figure(),
         "theory-scores": scores_figure(tr("luong-dot"), tr("luong-scaled_dot")),
         "theory-qkv": qkv_figure(tr(DEFAULT_VARIANT)),
         "theory-bahdanau-luong": bahdanau_luong_figure(tr("bahdanau"), tr("luong-concat")),
@@ -626,6 +955,23 @@ def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None 
         "theory-couplet-rules": couplet_rules_figure(couplet),
         "theory-transformer": transformer_figure(couplet),
         "theory-bottleneck": bottleneck_figure(bottleneck or bottleneck_accuracy()),
+    }
+    return figures | transformer_theory_figures(registry)
+
+
+def transformer_theory_figures(registry: ModelRegistry) -> dict[str, go.Figure]:
+    """The Transformer page's theory figures (positions, causal mask), from the translation Transformer.
+
+    Without one in ``registry`` it returns nothing and says so in one line: the other figures do not need it.
+    """
+    if TRANSFORMER_VARIANT not in registry.models.get("translation", {}):
+        print(f"note: no theory-positions or theory-causal-mask (no translation model {TRANSFORMER_VARIANT})",
+              file=sys.stderr)
+        return {}
+    transformer = registry.get("translation", TRANSFORMER_VARIANT)
+    return {
+        "theory-positions": positions_figure(transformer.model.cfg.hidden_size),
+        "theory-causal-mask": causal_mask_figure(transformer),
     }
 
 

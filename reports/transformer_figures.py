@@ -263,7 +263,7 @@ def _heatmap(z: Tensor, x: Sequence[str], y: Sequence[str], what: str, showscale
              for i, row in enumerate(z.tolist())]
     return go.Heatmap(z=z.tolist(), x=list(range(len(x))), y=list(range(len(y))), zmin=0.0, zmax=1.0,
                       colorscale=COLORSCALE, text=hover, hoverinfo="text", showscale=showscale,
-                      colorbar=dict(title="weight", thickness=12, len=0.8))
+                      colorbar=dict(title="weight 权重", thickness=12, len=0.8))
 
 
 def _ticks(labels: Sequence[str]) -> dict:
@@ -289,7 +289,7 @@ def cross_heads_figure(transformer: Translator, text: str = EXAMPLE_TEXT, beam: 
     labels, cross = word_rows(out.row_labels, maps.cross)  # (L, h, W, S)
     L, h = cross.shape[:2]
     shown = cross[-1].mean(dim=0)  # (W, S): the last layer's head mean, as in the app
-    titles = [f"<b>layer {layer + 1} · head {head + 1}</b>: H {attention_entropy(cross[layer, head]):.2f} · "
+    titles = [f"<b>layer 层 {layer + 1} · head 头 {head + 1}</b>: H {attention_entropy(cross[layer, head]):.2f} · "
               f"as app {float((cross[layer, head].argmax(-1) == shown.argmax(-1)).float().mean()):.0%}"
               for head in range(h) for layer in range(L)]
     fig = make_subplots(rows=h, cols=L, subplot_titles=titles, horizontal_spacing=0.06, vertical_spacing=0.3 / h)
@@ -315,7 +315,7 @@ def cross_heads_figure(transformer: Translator, text: str = EXAMPLE_TEXT, beam: 
 def agreement_figure(stats: HeadStats) -> go.Figure:
     """Two ``L × h`` grids: argmax agreement with the RNN, and diagonality, each cell labelled."""
     L, h = stats.agreement.shape
-    xs, ys = [f"head {i + 1}" for i in range(h)], [f"layer {i + 1}" for i in range(L)]
+    xs, ys = [f"head 头 {i + 1}" for i in range(h)], [f"layer 层 {i + 1}" for i in range(L)]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=[
         f"<b>argmax = RNN's</b> 与 RNN 相同<br>chance 随机 {stats.chance:.0%}",
         f"<b>diagonality 对角度</b><br>RNN {stats.rnn_diagonality:.2f}",
@@ -347,7 +347,7 @@ def entropy_figure(stats: HeadStats) -> go.Figure:
     for head in range(h):  # each head's markers a little apart, so equal values stay visible
         fig.add_trace(go.Scatter(
             x=[x + 0.04 * (head - (h - 1) / 2) for x in layers], y=stats.entropy[:, head].tolist(), mode="markers",
-            name=f"head {head + 1}", customdata=layers,
+            name=f"head 头 {head + 1}", customdata=layers,
             marker=dict(size=11, symbol=["circle", "square", "diamond", "triangle-up", "x", "star"][head % 6]),
             hovertemplate="layer %{customdata}, head " + str(head + 1) + ": %{y:.2f} nats<extra></extra>",
         ))
@@ -402,7 +402,7 @@ def encoder_head_figure(transformer: Translator, patterns: Tensor, text: str = E
     tokens, enc = encoder_maps(transformer, text)
     weights = enc[layer, head]  # (S, S)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.45, 0.55], horizontal_spacing=0.12, subplot_titles=[
-        f"<b>layer {layer + 1} · head {head + 1}</b>",
+        f"<b>layer 层 {layer + 1} · head 头 {head + 1}</b>",
         "every head 每个头: weight share 权重占比",
     ])
     fig.add_trace(_heatmap(weights, tokens, tokens, "weight", False), row=1, col=1)

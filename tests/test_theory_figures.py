@@ -11,6 +11,9 @@ import torch
 from app_fixtures import small_registry
 from torch.testing import assert_close
 
+from attention_core.config import ModelConfig
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import build_model
 from demo.links import parse_query
 from demo.models import ModelRegistry
 from reports import theory_figures as tf
@@ -127,12 +130,27 @@ def test_couplet_with_rules_has_the_length_of_its_first_line():
     assert len(ruled.z) == 7 + 1  # seven characters and <eos>
 
 
-def _full_registry() -> ModelRegistry:
+def _small_transformer(task: str = "translation") -> Translator:
+    """An untrained Transformer with the small models' vocabularies (4 heads: ``CAUSAL_VIEW`` exists)."""
+    rnn = REGISTRY.get(task, "luong-dot")
+    torch.manual_seed(0)
+    cfg = ModelConfig(src_vocab_size=len(rnn.src_vocab), tgt_vocab_size=len(rnn.tgt_vocab), decoder="transformer",
+                      score="scaled_dot", hidden_size=16, emb_size=16, heads=4, ff_size=32, num_layers=2, dropout=0.0)
+    return Translator(build_model(cfg).eval(), rnn.src_vocab, rnn.tgt_vocab, rnn.task)
+
+
+TRANSFORMER = _small_transformer()
+
+
+def _full_registry(transformer: bool = True) -> ModelRegistry:
     """Every variant name the theory figures ask for, filled with the small test models."""
     stand_in = {"luong-general": "luong-dot", "luong-dot": "luong-dot", "luong-scaled_dot": "luong-dot",
                 "bahdanau": "bahdanau", "luong-concat": "bahdanau", tf.LOCAL_P: tf.LOCAL_P}
-    return ModelRegistry({task: {name: REGISTRY.get(task, small) for name, small in stand_in.items()}
-                          for task in ("translation", "couplet")}, "test models")
+    models = {task: {name: REGISTRY.get(task, small) for name, small in stand_in.items()}
+              for task in ("translation", "couplet")}
+    if transformer:
+        models["translation"][tf.TRANSFORMER_VARIANT] = TRANSFORMER
+    return ModelRegistry(models, "test models")
 
 
 def test_every_figure_is_made_and_has_a_link_that_opens_the_app_on_its_input():
@@ -153,6 +171,16 @@ def test_every_figure_is_made_and_has_a_link_that_opens_the_app_on_its_input():
             assert parsed["text"] in texts, stem
             sides = [parsed["controls"]] if parsed["tab"] != "compare" else [parsed["a"], parsed["b"]]
             assert all("variant" in side and "beam" in side for side in sides), stem
+    for stem in ("theory-positions", "theory-causal-mask"):  # the Transformer, on the sentence of its figures
+        assert parse_query(dict(parse_qsl(links[stem][1:])))["controls"] == {
+            "variant": tf.TRANSFORMER_VARIANT, "beam": tf.TRANSFORMER_BEAM}, stem
+    layer, head = tf.CAUSAL_VIEW
+    assert parse_query(dict(parse_qsl(links["theory-causal-mask"][1:])))["view"] == {"layer": layer, "head": head}
+
+
+def test_without_a_transformer_its_two_figures_are_left_out_with_a_note(capsys):
+    assert tf.transformer_theory_figures(_full_registry(transformer=False)) == {}
+    assert "no theory-positions or theory-causal-mask" in capsys.readouterr().err
 
 
 def test_bottleneck_accuracy_counts_its_test_sequences():
@@ -175,3 +203,108 @@ def test_every_theory_page_shows_a_figure_that_exists_and_has_an_app_link():
             for suffix in (".html", ".png"):
                 assert (ROOT / "results" / "figures" / (stem + suffix)).is_file(), f"{page.name}: {stem}{suffix}"
             assert links.get(stem) == tf.theory_figure_links()[stem], f"{page.name}: {stem} has no current app link"
+
+
+def test_scores_panel_titles_are_short_lines_that_cannot_run_into_each_other():
+    fig = tf.scores_figure(_translator("luong-dot"), _translator("luong-dot"), TEXT)
+    out = _translator("luong-dot").translate([TEXT])[0]
+    for title in fig.layout.annotations:  # name, translation and entropy each on a line of its own
+        lines = re.sub(r"<[^>]+>", "", title.text.replace("<br>", "\n")).split("\n")
+        assert len(lines) == 3 and lines[1] == out.text
+        assert all(len(line) <= 40 for line in (lines[0], lines[2])), lines
+
+
+def _plain_positions(length: int, d: int) -> torch.Tensor:
+    """Vaswani et al. 2017, §3.5, written plainly: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(…)."""
+    pe = torch.zeros(length, d, dtype=torch.float64)
+    for pos in range(length):
+        for k in range(d):
+            angle = pos / 10000 ** ((k - k % 2) / d)
+            pe[pos, k] = torch.sin(torch.tensor(angle, dtype=torch.float64)) if k % 2 == 0 else torch.cos(
+                torch.tensor(angle, dtype=torch.float64))
+    return pe.float()
+
+
+def test_position_figure_shows_the_library_table_and_shift_invariant_dot_products():
+    d, length = 16, 40
+    fig = tf.positions_figure(d, length, queries=(10, 30))
+    heat, near, far = fig.data
+    table = torch.tensor(heat.z)
+    assert table.shape == (length, d)
+    assert_close(table, _plain_positions(length, d), atol=1e-4, rtol=0)
+    assert torch.equal(table, TRANSFORMER.model.positions[:length])  # the very table the model adds (d = 16)
+    plain = _plain_positions(length, d)
+    assert_close(torch.tensor(near.y), plain[10] @ plain.T, atol=1e-3, rtol=0)
+    assert_close(torch.tensor(far.y), plain[30] @ plain.T, atol=1e-3, rtol=0)
+    assert near.y[10] == pytest.approx(d / 2, abs=1e-4) and max(near.y) == near.y[10]  # sin² + cos² per pair
+    for k in range(-9, 10):  # the dot product depends only on the distance
+        assert near.y[10 + k] == pytest.approx(far.y[30 + k], abs=1e-4)
+
+
+def test_causal_mask_figure_shows_the_decoders_own_mask_and_zero_weight_above_the_diagonal():
+    causal = tf.causal_mask(TRANSFORMER, TEXT, beam=2)
+    out = TRANSFORMER.translate([TEXT], beam_size=2)[0]
+    T = len(out.row_labels)
+    assert causal.rows == out.row_labels and causal.keys == ["<bos>", *out.row_labels[:-1]]
+    assert torch.equal(causal.mask, torch.ones(T, T, dtype=torch.bool).tril())  # no look-ahead, nothing else
+    layer, head = tf.CAUSAL_VIEW
+    assert_close(causal.weights, TRANSFORMER.attention_maps(out).decoder[layer - 1, head - 1])
+    assert not TRANSFORMER.model.decoder_layers[layer - 1].self_attn._forward_pre_hooks  # the hook is gone
+    fig = tf.causal_mask_figure(TRANSFORMER, TEXT, beam=2)
+    mask, weights = (torch.tensor(h.z) for h in _heatmaps(fig))
+    above = torch.ones(T, T, dtype=torch.bool).triu(1)
+    assert torch.equal(mask, (~above).float())
+    assert (weights[above] == 0).all() and (weights[~above] > 0).all()
+    assert_close(weights.sum(-1), torch.ones(T))
+    assert "max weight above the diagonal 对角线以上最大权重 = 0" in fig.layout.annotations[1].text
+
+
+def test_causal_mask_needs_a_transformer_and_an_existing_head():
+    with pytest.raises(ValueError, match="Transformer"):
+        tf.causal_mask(_translator("luong-dot"), TEXT)
+    with pytest.raises(ValueError, match="no layer 3 head 1"):
+        tf.causal_mask(TRANSFORMER, TEXT, view=(3, 1))
+
+
+@pytest.mark.parametrize("score", ["dot", "scaled_dot"])
+def test_tiny_steps_compute_the_attention_step_plainly(score):
+    steps = tf.tiny_steps(states=5, size=4, seed=1, score=score)
+    s, h = steps.query, steps.keys
+    assert s.shape == (4,) and h.shape == (5, 4)
+    assert_close(s, (s * 10).round() / 10) and assert_close(h, (h * 10).round() / 10)  # one decimal
+    scale = 2.0 if score == "scaled_dot" else 1.0  # √D
+    e = torch.tensor([sum(float(a) * float(b) for a, b in zip(s, row)) / scale for row in h])
+    assert_close(steps.scores, e)
+    a = torch.exp(e) / torch.exp(e).sum()
+    assert_close(steps.weights, a)
+    c = torch.tensor([sum(float(a[j]) * float(h[j, i]) for j in range(5)) for i in range(4)])
+    assert_close(steps.context, c)
+
+
+def test_tiny_steps_refuse_a_score_with_learned_weights():
+    with pytest.raises(ValueError, match="without learned weights"):
+        tf.tiny_steps(score="general")
+
+
+def test_tiny_step_figure_fills_one_stage_per_frame_and_opens_on_the_first():
+    steps = tf.tiny_steps()
+    fig = tf.tiny_steps_figure(steps)
+    S, D = steps.keys.shape
+    assert len(fig.frames) == len(tf.TINY_STAGES) == len(fig.layout.sliders[0].steps) == 4
+    assert fig.layout.sliders[0].active == 0
+    for opened, first in zip(fig.data, fig.frames[0].data):  # the figure opens on stage 1
+        assert opened.z == first.z and opened.text == first.text
+    s, h, e, a, weighted, c = fig.frames[-1].data
+    assert_close(torch.tensor(s.z), steps.query.view(1, D))
+    assert_close(torch.tensor(h.z), steps.keys)
+    assert_close(torch.tensor(e.z).view(S), steps.query @ steps.keys.T)  # dot score
+    assert_close(torch.tensor(a.z).view(S), torch.softmax(steps.query @ steps.keys.T, dim=-1))
+    assert_close(torch.tensor(weighted.z), torch.tensor(a.z) * steps.keys)
+    context = torch.softmax(steps.query @ steps.keys.T, dim=-1) @ steps.keys  # computed here, independently
+    assert_close(torch.tensor(c.z).view(D), context)
+    assert list(c.text[0]) == [f"{v:.2f}" for v in context.tolist()]  # the numbers written in the cells
+    hidden = [sum(cell == "?" for row in trace.text for cell in row) for trace in fig.frames[0].data]
+    assert hidden == [0, 0, S, S, S * D, D]  # stage 1 shows only the states
+    filled = [[all(cell != "?" for row in t.text for cell in row) for t in frame.data] for frame in fig.frames]
+    assert filled == [[True, True, False, False, False, False], [True, True, True, False, False, False],
+                      [True, True, True, True, False, False], [True] * 6]
