@@ -4,8 +4,9 @@ Every ```python block inside a ``??? success "答案 Solution"`` block runs (one
 repository root) and carries its own ``assert`` lines; a failure names the file, the exercise and the block.
 
 The English edition (docs/exercises/<page>.en.md, included by docs/theory/<page>.en.md) has the same exercises with
-``## Exercises`` and ``??? success "Solution"``; its python blocks are byte for byte the Chinese file's, so the two
-editions can never run differently (and the English solutions need not run again).
+``## Exercises`` and ``??? success "Solution"``; its python blocks are the Chinese file's code up to comments,
+docstrings and printed labels (``same_program`` from tests/test_walkthrough.py: names, numbers, calls and data strings
+must match), which must be English there. Its solutions run and check themselves too.
 """
 
 import contextlib
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_walkthrough import chinese_for_readers, same_program
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "docs" / "exercises"
@@ -113,28 +115,39 @@ def test_snippet_renders(page, lang):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_english_exercises_are_the_chinese_ones(page):
-    """Same exercises, numbered alike, and every python block byte for byte the Chinese one (comments included)."""
+    """Same exercises, numbered alike, every python block the Chinese one's code (comments and labels translated)."""
     zh, en = exercises(snippet(page, "zh"), "zh"), exercises(snippet(page, "en"), "en")
     assert len(en) == len(zh), page
     for (zh_title, _, zh_solutions), (en_title, _, en_solutions) in zip(zh, en):
         assert zh_title.split()[0] == en_title.split()[0], (page, zh_title, en_title)  # "1." … the same number
-        assert python_blocks(en_solutions[0]) == python_blocks(zh_solutions[0]), f"{page}.en.md: {en_title!r}"
+        zh_code, en_code = python_blocks(zh_solutions[0]), python_blocks(en_solutions[0])
+        assert len(en_code) == len(zh_code), f"{page}.en.md: {en_title!r}"
+        for i, (zh_block, en_block) in enumerate(zip(zh_code, en_code)):
+            assert same_program(zh_block, en_block), f"{page}.en.md: {en_title!r}, block {i + 1}: not the Chinese code"
     fences = [m.group(0) for m in re.finditer(r"^ *```.*$", snippet(page, "zh"), flags=re.M)]
     assert [m.group(0) for m in re.finditer(r"^ *```.*$", snippet(page, "en"), flags=re.M)] == fences
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_solutions_run_and_check_themselves(page):
-    text = (EXERCISES / f"{page}.md").read_text(encoding="utf-8")
+def test_english_solutions_have_no_chinese_comments_or_labels(page):
+    for title, _, solutions in exercises(snippet(page, "en"), "en"):
+        for code in python_blocks(solutions[0]):
+            assert not chinese_for_readers(code), f"{page}.en.md: {title!r}: {chinese_for_readers(code)}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PAGES)
+def test_solutions_run_and_check_themselves(page, lang):
+    name = f"{page}{SUFFIX[lang]}"
     namespace: dict = {"__name__": f"exercises_{page}"}
     grad, cwd = torch.is_grad_enabled(), os.getcwd()
     os.chdir(ROOT)
     try:
         number = 0
-        for title, _, solutions in exercises(text):
+        for title, _, solutions in exercises(snippet(page, lang), lang):
             for code in python_blocks(solutions[0]):
                 number += 1
-                where = f"docs/exercises/{page}.md, block {number} ({title})"
+                where = f"docs/exercises/{name}, block {number} ({title})"
                 assert "assert" in code, f"{where}: a solution must check itself with assert"
                 try:
                     with contextlib.redirect_stdout(io.StringIO()):
