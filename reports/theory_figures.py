@@ -540,13 +540,13 @@ def positions_figure(d_model: int, length: int = POSITIONS,
         queries: Positions compared with every other one.
     """
     pe = sinusoidal_positions(length, d_model)  # (N, d)
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.14, subplot_titles=[
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.16, subplot_titles=[
         "<b>PE(pos, i)</b>: even i sin, odd i cos<br>偶数维 sin、奇数维 cos",
         "<b>PE(q) · PE(p)</b>: depends only on p − q<br>只取决于距离 p − q",
     ])
     fig.add_trace(go.Heatmap(
         z=pe.tolist(), zmin=-1.0, zmax=1.0, colorscale="RdBu", reversescale=True,
-        colorbar=dict(title="PE", thickness=10, len=0.9, x=0.43),
+        colorbar=dict(title="PE", thickness=10, len=0.9, x=0.43, xpad=4),
         hovertemplate="position 位置 %{y}<br>dimension 维度 %{x}<br>PE = %{z:.3f}<extra></extra>",
     ), row=1, col=1)
     similarity = pe[list(queries)] @ pe.T  # (Q, N)
@@ -558,7 +558,7 @@ def positions_figure(d_model: int, length: int = POSITIONS,
     fig.update_xaxes(title="dimension i 维度", row=1, col=1)
     fig.update_yaxes(title="position pos 位置", autorange="reversed", row=1, col=1)
     fig.update_xaxes(title="position p 位置", row=1, col=2)
-    fig.update_yaxes(title="dot product 点积", row=1, col=2)
+    fig.update_yaxes(ticks="outside", row=1, col=2)  # the panel title names the dot product: no axis title
     fig.update_annotations(font=dict(size=12))
     fig.update_layout(
         title=dict(text=f"sinusoidal positions 正弦位置编码 (d<sub>model</sub> = {d_model})<br><sup>the table our "
@@ -654,13 +654,13 @@ def causal_mask_figure(transformer: Translator, text: str = STEPS_TEXT, beam: in
     for panel in (mask, weights):
         panel.add_shape(type="path", path=path, line=dict(color="crimson", width=2, dash="dot"),
                         fillcolor="rgba(0,0,0,0)")
-    titles = ["<b>causal mask 因果掩码</b><br>1 = may look 可看 · 0 = blocked 屏蔽",
-              f"<b>layer {causal.layer} · head {causal.head}</b> self-attention 自注意力<br>max weight above "
-              f"the diagonal 对角线以上最大权重 = {leak:g}"]
+    # short lines: the two panel titles sit side by side in a narrow column
+    titles = ["<b>causal mask 因果掩码</b><br>row t: keys ≤ t only 只看之前<br>1 = may look 可看 · 0 = blocked 屏蔽",
+              f"<b>layer {causal.layer} · head {causal.head}</b><br>self-attention weights 自注意力权重<br>"
+              f"above the diagonal 对角线以上: max = {leak:g}"]
     fig = side_by_side([mask, weights], titles, f"decoder self-attention 解码器自注意力<br><sup>{_escape(text)} → "
-                       f"{_escape(causal.text)}<br>row t reads &lt;bos&gt; and the tokens before it, never a later "
-                       "one 只看之前的词 (red: blocked 红框: 屏蔽)</sup>")
-    fig.update_layout(height=420, margin=dict(l=70, r=40, t=135, b=40))
+                       f"{_escape(causal.text)} · red: blocked 红框: 屏蔽</sup>")
+    fig.update_layout(height=420, margin=dict(l=70, r=40, t=150, b=40))
     return fig
 
 
@@ -801,7 +801,7 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     play = dict(method="animate", label="▶ play 播放",
                 args=[None, dict(frame=dict(duration=1500, redraw=True), transition=dict(duration=0),
                                  fromcurrent=True, mode="immediate")])
-    slider = dict(active=0, x=0.12, len=0.86, y=-0.02, yanchor="top", pad=dict(t=10),
+    slider = dict(active=0, x=0.2, len=0.74, y=-0.02, yanchor="top", pad=dict(t=10),
                   currentvalue=dict(prefix="stage 阶段 ", font=dict(size=13)),
                   steps=[dict(method="animate", label=label,
                               args=[[str(k)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
