@@ -54,7 +54,7 @@ from attention_core.pipeline import Output, Translator
 from attention_core.scores import build_score
 from attention_core.seq2seq import WindowArg
 from attention_core.toy import sample_batch
-from attention_core.transformer import sinusoidal_positions
+from attention_core.transformer import Transformer, sinusoidal_positions
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
@@ -611,9 +611,9 @@ def causal_mask(transformer: Translator, text: str = STEPS_TEXT, beam: int = TRA
     Raises:
         ValueError: If the model is not a Transformer or has no such layer or head.
     """
-    layers = getattr(transformer.model, "decoder_layers", None)
-    if layers is None:
+    if not isinstance(transformer.model, Transformer):
         raise ValueError("the causal mask belongs to a Transformer's decoder; this model has none")
+    layers = transformer.model.decoder_layers
     layer, head = view
     if not (1 <= layer <= len(layers) and 1 <= head <= transformer.model.cfg.heads):
         raise ValueError(f"no layer {layer} head {head}: the model has {len(layers)} layers of "
@@ -702,7 +702,7 @@ def tiny_steps(states: int = TINY["states"], size: int = TINY["size"], seed: int
     query = torch.randn(1, 1, size, generator=generator).round(decimals=1)  # (B=1, T=1, D)
     keys = torch.randn(1, states, size, generator=generator).round(decimals=1)  # (1, S, D)
     scorer = build_score(score, size, size)
-    if any(True for _ in scorer.parameters()):
+    if list(scorer.parameters()):
         raise ValueError(f"the toy step-through needs a score without learned weights (dot, scaled_dot), got {score!r}")
     scores = scorer(query, scorer.prepare(keys))  # (1, 1, S)
     context, weights = attention(scores, keys, torch.ones(1, states, dtype=torch.bool))  # (1, 1, D), (1, 1, S)

@@ -271,7 +271,8 @@ def test_tiny_steps_compute_the_attention_step_plainly(score):
     steps = tf.tiny_steps(states=5, size=4, seed=1, score=score)
     s, h = steps.query, steps.keys
     assert s.shape == (4,) and h.shape == (5, 4)
-    assert_close(s, (s * 10).round() / 10) and assert_close(h, (h * 10).round() / 10)  # one decimal
+    assert_close(s, (s * 10).round() / 10)  # one decimal, so a reader can redo the sums
+    assert_close(h, (h * 10).round() / 10)
     scale = 2.0 if score == "scaled_dot" else 1.0  # √D
     e = torch.tensor([sum(float(a) * float(b) for a, b in zip(s, row)) / scale for row in h])
     assert_close(steps.scores, e)
