@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
@@ -93,3 +94,64 @@ def on_page_context(context, page, config, nav, **kwargs):
             if alternate.get("lang") in alternates:
                 alternate["link"] = alternates[alternate["lang"]].url
     return context
+
+
+HREFLANG_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+CONFIG_BASE = re.compile(r'"base": "(?P<base>[./]*)"')
+ENGLISH = "en/"
+"""Where the English edition lives in the site (mkdocs-static-i18n, ``docs_structure: suffix``)."""
+SEARCH_INDEX = Path("search") / "search_index.json"
+API = "api/"
+API_BOOST = 0.2
+"""Search weight of an API section against 1 for the other pages. Every API title starts with
+``attention_core.``, which Material's trailing wildcard matches for any query word "attention…", and a title
+match weighs 1000 times a text match: "local attention" listed 40 API sections before the theory page."""
+
+
+def _edition_base(match: re.Match) -> str:
+    """``"../../.."`` (the site root, seen from ``en/theory/local/``) → ``"../.."`` (``/en/``)."""
+    parts = match.group("base").split("/")
+    return f'"base": "{"/".join(parts[1:]) if len(parts) > 1 else "."}"'
+
+
+def on_post_page(output, page, config, **kwargs):
+    """Two fixes to the page Material writes.
+
+    * Drop the theme's ``<link rel="alternate" hreflang>`` tags. Material's script fetches ``sitemap.xml``
+      relative to each of them to find the same page in the other language; the i18n plugin points them at
+      this page's own editions (``../../en/theory/why/``), so every page asked for ``<page>/sitemap.xml`` and
+      got a 404. The language switch does not need them: it links to the other edition of the same page
+      ([`on_page_context`][hooks.on_page_context]).
+    * An English page's ``__config.base`` points at ``/en/`` instead of the site root. Material loads
+      ``search/search_index.json`` relative to ``base`` and resolves every result against it; with one index
+      for both editions, an English reader's "local attention" listed Chinese pages. The English pages now
+      read ``en/search/search_index.json`` ([`on_post_build`][hooks.on_post_build]) and stay in their edition.
+    """
+    output = HREFLANG_LINK.sub("", output)
+    if page.file.dest_uri.startswith(ENGLISH):
+        output = CONFIG_BASE.sub(_edition_base, output, count=1)
+    return output
+
+
+@event_priority(-100)  # after the search plugin wrote the index (and after every i18n build)
+def on_post_build(config, **kwargs):
+    """Split the search index by edition: ``search/`` for the Chinese pages, ``en/search/`` for the English.
+
+    With mkdocs-static-i18n this runs after each edition's build; the last run sees the whole index.
+    The API reference is built once (its docstrings are English) and falls back under ``/en/api/``; both
+    indexes list it, each pointing at its own edition's copy, with a lower weight
+    ([`API_BOOST`][hooks.API_BOOST]).
+    """
+    site = Path(config["site_dir"])
+    index = json.loads((site / SEARCH_INDEX).read_text(encoding="utf-8"))
+    docs = index["docs"]
+    english = [{**d, "location": d["location"].removeprefix(ENGLISH)} for d in docs
+               if d["location"].startswith((ENGLISH, API))]
+    chinese = [d for d in docs if not d["location"].startswith(ENGLISH)]
+    for d in english + chinese:
+        if d["location"].startswith(API):
+            d["boost"] = API_BOOST
+    for path, entries in ((site / SEARCH_INDEX, chinese), (site / ENGLISH / SEARCH_INDEX, english)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**index, "docs": entries}, ensure_ascii=False, separators=(",", ":")),
+                        encoding="utf-8")

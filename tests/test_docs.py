@@ -112,7 +112,26 @@ def test_search_index_has_chinese_words(site):
             pages.setdefault(token, set()).add(doc["location"].split("#")[0])
     for word in ("输入", "局部注意力", "打分函数", "注意力"):
         assert pages.get(word), word
-    assert any(p.startswith("en/") for p in pages["precision"])  # the English pages are indexed too
+    assert not any(p.startswith("en/") for p in set().union(*pages.values()))  # the English edition has its own
+
+
+def test_each_edition_searches_its_own_pages_and_the_api_weighs_less(site):
+    """English pages load en/search/ (their __config.base is /en/); both indexes list the API, at a lower weight."""
+    chinese = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    english = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    assert {d["location"].split("#")[0] for d in english} >= {"theory/local/", "quickstart/", "api/scores/"}
+    for docs, source in ((english, "local.en.md"), (chinese, "local.md")):
+        heading = (ROOT / "docs" / "theory" / source).read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        titles = [d["title"].replace("\u200b", "") for d in docs if d["location"] == "theory/local/"]  # jieba's cuts
+        assert titles == [heading], source
+    for docs in (chinese, english):
+        assert {d.get("boost", 1) for d in docs if d["location"].startswith("api/")} == {0.2}
+        assert all("boost" not in d for d in docs if not d["location"].startswith("api/"))
+    for path, base in (("en/theory/local/index.html", "../.."), ("en/index.html", "."),
+                       ("theory/local/index.html", "../..")):
+        html = (site / path).read_text(encoding="utf-8")
+        assert f'"base": "{base}"' in html, path
+        assert 'hreflang="en">' not in html.split("</head>")[0]  # Material would fetch <link href>/sitemap.xml
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -179,7 +198,7 @@ def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(s
     pages = _pages(site)
     server, base = _serve_under_docs(site, tmp_path)
     origin = base.removesuffix("/docs")
-    outside, errors = [], []
+    outside, errors, missing = [], [], []
     start = time.monotonic()
     try:
         with sync_playwright() as p:
@@ -190,6 +209,7 @@ def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(s
             page.on("request", lambda r: None if r.url.startswith((base + "/", "data:", "blob:", "about:"))
                     else outside.append(r.url))
             page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+            page.on("response", lambda r: missing.append(f"{r.status} {r.url}") if r.status >= 400 else None)
             for path in pages:
                 page.goto(base + path, wait_until="load")
                 _check_page(page, (site / path.strip("/") / "index.html").read_text(encoding="utf-8"), path)
@@ -209,6 +229,13 @@ def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(s
             assert any("/theory/local/" in link for link in _search(page, "局部注意力"))
             page.goto(base + "/en/quickstart/", wait_until="load")
             assert _search(page, "precision")
+            # an English multi-word query finds its theory page first, and stays in the English edition
+            for query, first in (("local attention", "/en/theory/local/"), ("masking", "/en/theory/masking/"),
+                                 ("positional encoding", "/en/theory/transformer/"),
+                                 ("query key value", "/en/theory/qkv/")):
+                links = _search(page, query)
+                assert links and links[0].startswith(base + first), (query, links[:3])
+                assert all(link.startswith(base + "/en/") for link in links), (query, links)
 
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.goto(base + "/theory/steps/", wait_until="load")
@@ -219,5 +246,6 @@ def test_browser_renders_every_page_in_both_languages_without_leaving_the_site(s
     finally:
         server.shutdown()
     assert not outside, [url.replace(origin, "") for url in outside][:20]
+    assert not missing, missing[:20]  # e.g. <page>/sitemap.xml, which Material asked for on every page
     assert not errors, errors
     print(f"{len(pages)} pages in {time.monotonic() - start:.0f} s")
