@@ -28,7 +28,7 @@ class Memory:
     """The encoded source, as every decoder step reads it.
 
     Attributes:
-        values: Encoder outputs ``h_s``, shape ``(B, S, H)``.
+        values: Encoder outputs ``h̄_s``, shape ``(B, S, H)``.
         keys: Keys prepared once per sentence by the score function (``None`` without attention).
         mask: ``True`` for real source tokens, shape ``(B, S)``.
         tgt_lengths: Real (teacher forcing) or expected (decoding) target lengths, shape ``(B,)``;
@@ -98,8 +98,10 @@ class StepOutput:
 class Decoder(nn.Module):
     """What every decoder shares: target embeddings, the RNN, and the bridge from the encoder.
 
-    The initial state is ``s_0 = tanh(W_s [→h_S; ←h_1])`` per layer (Bahdanau et al. 2014,
-    Appendix A.2.2, using both directions).
+    The initial state is ``s_0 = tanh(W_b [→h_S; ←h_1] + b_b)`` (``self.bridge``; the LSTM cell state has
+    its own, ``bridge_cell``), computed for each layer with the same ``W_b, b_b``. It is a variant of
+    Bahdanau et al. 2014, Appendix A.2.2, which bridges only the backward state, with no bias:
+    ``s_0 = tanh(W_s ←h_1)`` (their ``W_s``; in this site's notation ``W_s`` is Luong's output layer).
 
     Args:
         cfg: The model config.
@@ -289,9 +291,11 @@ class Decoder(nn.Module):
 class BahdanauDecoder(Decoder):
     """Bahdanau et al. 2014: the query is the *previous* state ``s_{i−1}``.
 
-    * ``e_ij = a(s_{i−1}, h_j)`` (Eq. 6), ``α_ij = softmax_j(e_ij)`` (Eq. 6), ``c_i = Σ_j α_ij h_j`` (Eq. 5);
-    * ``s_i = f(s_{i−1}, y_{i−1}, c_i)`` (Eq. 4): the context joins the input embedding;
-    * ``p(y_i | …) = g(y_{i−1}, s_i, c_i)`` (Eq. 4): here ``g`` is ``tanh(W_o [s_i; c_i; E y_{i−1}])``
+    * ``e_ij = a(s_{i−1}, h_j)`` (defined under Eq. 6), ``α_ij = softmax_j(e_ij)`` (Eq. 6),
+      ``c_i = Σ_j α_ij h_j`` (Eq. 5); in this site's notation ``e_{t,s}``, ``a_{t,s}``, ``c_t`` with
+      query ``s_{t−1}`` and ``h̄_s`` for ``h_j``;
+    * ``s_i = f(s_{i−1}, y_{i−1}, c_i)`` (defined under Eq. 4): the context joins the input embedding;
+    * ``p(y_i | …) = g(y_{i−1}, s_i, c_i)`` (Eq. 4): here ``g`` is ``tanh(W_o [s_i; c_i; E y_{i−1}] + b_o)``
       followed by the vocabulary projection (a tanh layer instead of the paper's maxout).
     """
 

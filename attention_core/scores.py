@@ -70,9 +70,9 @@ class Score(nn.Module):
 
 
 class DotScore(Score):
-    """Dot product ``score(h_t, h_s) = h_tᵀ h_s`` (Luong et al. 2015, Eq. 8, *dot*).
+    """Dot product ``score(q_t, k_s) = q_tᵀ k_s`` (Luong et al. 2015, Eq. 8, *dot*: ``h_tᵀ h̄_s``).
 
-    No parameters; query and key sizes must be equal.
+    No parameters; query and key sizes must be equal; the keys are the encoder outputs ``h̄_s`` themselves.
     """
 
     def __init__(self, query_size: int, key_size: int) -> None:
@@ -85,7 +85,7 @@ class DotScore(Score):
 
 
 class ScaledDotScore(DotScore):
-    """Scaled dot product ``h_tᵀ h_s / √d`` (Vaswani et al. 2017, Eq. 1).
+    """Scaled dot product ``q_tᵀ k_s / √d`` (Vaswani et al. 2017, Eq. 1, there ``QKᵀ / √d_k``).
 
     Dividing by ``√d`` keeps the variance of the scores at about 1 when the components of
     query and key have unit variance, so the softmax does not saturate as ``d`` grows.
@@ -96,9 +96,9 @@ class ScaledDotScore(DotScore):
 
 
 class GeneralScore(Score):
-    """Bilinear ``score(h_t, h_s) = h_tᵀ W_a h_s`` (Luong et al. 2015, Eq. 8, *general*).
+    """Bilinear ``score(q_t, k_s) = q_tᵀ W_a k_s`` (Luong et al. 2015, Eq. 8, *general*: ``h_tᵀ W_a h̄_s``).
 
-    ``W_a`` has shape ``(D_q, D_k)``, so query and key sizes may differ. ``W_a h_s`` is the
+    ``W_a`` has shape ``(D_q, D_k)``, so query and key sizes may differ. ``W_a k_s`` is the
     key-side projection done once per sentence in [`prepare`][attention_core.scores.Score.prepare].
     """
 
@@ -114,11 +114,16 @@ class GeneralScore(Score):
 
 
 class ConcatScore(Score):
-    """Additive ``score(h_t, h_s) = v_aᵀ tanh(W_a h_t + U_a h_s)``.
+    """Additive ``score(q_t, k_s) = v_aᵀ tanh(W_a q_t + U_a k_s + b)``.
 
-    Bahdanau et al. 2014 (Eq. 6 and Appendix A.1.2) and Luong et al. 2015 (Eq. 8, *concat*,
-    written there as ``v_aᵀ tanh(W_a[h_t; h_s])``, which is the same thing with ``W_a`` split
-    into a query block and a key block). ``U_a h_s`` is computed once per sentence.
+    Bahdanau et al. 2014: their Eq. 6 is the softmax ``α_ij = exp(e_ij) / Σ_k exp(e_ik)``; the sentence
+    under it defines ``e_ij = a(s_{i−1}, h_j)`` (the alignment model), and Appendix A.1.2 gives the form
+    ``a(s_{i−1}, h_j) = v_aᵀ tanh(W_a s_{i−1} + U_a h_j)``. Luong et al. 2015 (Eq. 8, *concat*) write
+    ``v_aᵀ tanh(W_a[h_t; h̄_s])``, the same thing with ``W_a`` split into a query block and a key block.
+    ``U_a k_s`` is computed once per sentence.
+
+    The bias ``b`` (of ``U_a``) is in neither paper: it only shifts the tanh's input by a learned vector,
+    and it is kept because the bundled models' weights were trained with it (they would not load without it).
 
     Args:
         query_size: Size of a query vector.
@@ -145,7 +150,7 @@ class ConcatScore(Score):
 class LocationScore(Score):
     """Location-based ``a_t = softmax(W_a h_t)`` (Luong et al. 2015, Eq. 9, *location*).
 
-    The score of source position ``s`` is row ``s`` of ``W_a h_t``: it depends on the decoder state and
+    The score ``e_{t,s}`` of source position ``s`` is entry ``s`` of ``W_a q_t``: it depends on the decoder state and
     the position only, never on the source words, so the model learns *where* to look (a positional
     prior, e.g. "near the diagonal") but cannot look for a word. ``W_a`` has one row per position up to
     ``max_source_len``; a longer source reuses the last row's score for every position at or beyond
