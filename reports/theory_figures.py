@@ -670,11 +670,11 @@ class TinySteps:
 
     Attributes:
         score: The score function's name (``attention_core.scores.SCORES``).
-        query: The decoder state ``s``, ``(D,)``.
-        keys: The encoder states ``h_1 … h_S`` (keys and values), ``(S, D)``.
-        scores: ``e_j = score(s, h_j)``, ``(S,)``.
-        weights: ``a = softmax(e)``, ``(S,)``.
-        context: ``c = Σ_j a_j h_j``, ``(D,)``.
+        query: The decoder state, i.e. the query ``q_t``, ``(D,)``.
+        keys: The encoder outputs ``h̄_1 … h̄_S`` (keys and values), ``(S, D)``.
+        scores: ``e_{t,s} = score(q_t, h̄_s)``, ``(S,)``.
+        weights: ``a_t = softmax(e_t)``, ``(S,)``.
+        context: ``c_t = Σ_s a_{t,s} h̄_s``, ``(D,)``.
     """
 
     score: str
@@ -710,10 +710,10 @@ def tiny_steps(states: int = TINY["states"], size: int = TINY["size"], seed: int
 
 
 TINY_STAGES = (
-    "① the states 状态: decoder state s, encoder states h<sub>j</sub>",
-    "② score 打分: e<sub>j</sub> = {formula}",
-    "③ softmax → weights 权重: a<sub>j</sub> = exp(e<sub>j</sub>) / Σ<sub>k</sub> exp(e<sub>k</sub>)",
-    "④ weighted sum 加权和: context 上下文 c = Σ<sub>j</sub> a<sub>j</sub> h<sub>j</sub>",
+    "① the states 状态: query 查询 q<sub>t</sub>, encoder outputs 编码器输出 h̄<sub>s</sub>",
+    "② score 打分: e<sub>t,s</sub> = {formula}",
+    "③ softmax → weights 权重: a<sub>t,s</sub> = exp(e<sub>t,s</sub>) / Σ<sub>s′</sub> exp(e<sub>t,s′</sub>)",
+    "④ weighted sum 加权和: context 上下文 c<sub>t</sub> = Σ<sub>s</sub> a<sub>t,s</sub> h̄<sub>s</sub>",
 )
 """The stages of the tiny step-through, one frame each (``{formula}``: the score's)."""
 
@@ -721,8 +721,9 @@ TINY_STAGES = (
 def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     """Alammar-style toy step-through: small vectors as coloured, numbered cells, one frame per stage.
 
-    Panels: ``s`` above the encoder states ``h_j`` (one row each); the scores ``e_j``; the weights ``a_j``;
-    each ``a_j h_j``; and their sum ``c`` below. Stage ``k`` fills the panels it computes (the states, then
+    Labels follow the notation box of the steps page: the query ``q_t`` above the encoder outputs ``h̄_s``
+    (keys and values, one row each); the scores ``e_{t,s}``; the weights ``a_{t,s}``; each ``a_{t,s} h̄_s``;
+    and their sum ``c_t`` below. Stage ``k`` fills the panels it computes (the states, then
     the scores, the weights, the weighted rows and the context); the title works one entry out in numbers.
     The figure opens on the first stage; the slider (or ▶) moves on.
 
@@ -732,19 +733,20 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     steps = steps or tiny_steps()
     S, D = steps.keys.shape
     s, h, e, a, c = steps.query, steps.keys, steps.scores, steps.weights, steps.context
-    weighted = a.unsqueeze(1) * h  # (S, D): a_j h_j
+    weighted = a.unsqueeze(1) * h  # (S, D): a_{t,s} h̄_s
     big = float(torch.cat([s, h.flatten(), c, weighted.flatten()]).abs().max())
-    rows = [f"h<sub>{j + 1}</sub>" for j in range(S)]
+    rows = [f"h̄<sub>{j + 1}</sub>" for j in range(S)]
     dims = [f"d{i + 1}" for i in range(D)]
-    formula = SCORE_FORMULAS[steps.score].format(q="s").replace("h̄<sub>s</sub>", "h<sub>j</sub>")
+    formula = SCORE_FORMULAS[steps.score].format(q="q<sub>t</sub>")
     fig = make_subplots(
         rows=3, cols=4, column_widths=[D, 1.3, 1.3, D], row_heights=[1, S, 1], horizontal_spacing=0.05,
         vertical_spacing=0.1,
         specs=[[{}, None, None, None], [{}, {}, {}, {}], [None, None, None, {}]],
-        subplot_titles=["decoder state 解码器状态 s (query 查询)", "encoder states 编码器状态 h<sub>j</sub>",
-                        "scores 分数 e<sub>j</sub>", "weights 权重 a<sub>j</sub>",
-                        "weighted 加权 a<sub>j</sub> h<sub>j</sub>",
-                        "context 上下文 c = Σ a<sub>j</sub> h<sub>j</sub>"],
+        subplot_titles=["query 查询 q<sub>t</sub> (decoder state 解码器状态)",
+                        "encoder outputs 编码器输出 h̄<sub>s</sub>",
+                        "scores 分数 e<sub>t,s</sub>", "weights 权重 a<sub>t,s</sub>",
+                        "weighted 加权 a<sub>t,s</sub> h̄<sub>s</sub>",
+                        "context 上下文 c<sub>t</sub> = Σ<sub>s</sub> a<sub>t,s</sub> h̄<sub>s</sub>"],
     )
     cells = [(1, 1), (2, 1), (2, 2), (2, 3), (2, 4), (3, 4)]
     kinds = ("state", "state", "score", "weight", "state", "state")  # the colour scale of each panel
@@ -772,16 +774,16 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     def stage_title(k: int) -> str:
         head = TINY_STAGES[k].format(formula=formula)
         if k == 0:
-            sub = f"S = {S} encoder states of D = {D} numbers 个数 · seeded, rounded 随机种子、取一位小数"
+            sub = f"S = {S} encoder outputs of D = {D} numbers 个数 · seeded, rounded 随机种子、取一位小数"
         elif k == 1:
             terms = " + ".join(f"({float(x):.1f})({float(y):.1f})" for x, y in zip(s, h[0]))
             scale = " / √D" if steps.score == "scaled_dot" else ""
-            sub = f"e<sub>1</sub> = ({terms}){scale} = {float(e[0]):.2f}"
+            sub = f"e<sub>t,1</sub> = q<sub>t</sub>ᵀ h̄<sub>1</sub>{scale} = ({terms}){scale} = {float(e[0]):.2f}"
         elif k == 2:
-            sub = (f"a<sub>1</sub> = exp({float(e[0]):.2f}) / ({' + '.join(f'exp({float(x):.2f})' for x in e)}) = "
+            sub = (f"a<sub>t,1</sub> = exp({float(e[0]):.2f}) / ({' + '.join(f'exp({float(x):.2f})' for x in e)}) = "
                    f"{float(a[0]):.2f} · sum 和 = 1")
         else:
-            sub = (f"c<sub>1</sub> = {' + '.join(f'{float(w):.2f}·({float(x):.1f})' for w, x in zip(a, h[:, 0]))}"
+            sub = (f"c<sub>t</sub>[d1] = {' + '.join(f'{float(w):.2f}·({float(x):.1f})' for w, x in zip(a, h[:, 0]))}"
                    f" = {float(c[0]):.2f}")
         return f"{head}<br><sup>{sub}</sup>"
 
@@ -794,10 +796,10 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
         fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, row=row, col=col)
         fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed", row=row, col=col)
     fig.update_xaxes(tickmode="array", tickvals=list(range(D)), ticktext=dims, showticklabels=True, row=3, col=4)
-    fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["s"], showticklabels=True, row=1, col=1)
+    fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["q<sub>t</sub>"], showticklabels=True, row=1, col=1)
     for col in (1, 4):
         fig.update_yaxes(tickmode="array", tickvals=list(range(S)), ticktext=rows, showticklabels=True, row=2, col=col)
-    fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["c"], showticklabels=True, row=3, col=4)
+    fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["c<sub>t</sub>"], showticklabels=True, row=3, col=4)
     play = dict(method="animate", label="▶ play 播放",
                 args=[None, dict(frame=dict(duration=1500, redraw=True), transition=dict(duration=0),
                                  fromcurrent=True, mode="immediate")])
