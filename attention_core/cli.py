@@ -22,15 +22,26 @@ from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
 from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV
 from attention_core.couplet import TONE_MODES, CoupletRules
-from attention_core.data import TASKS, DataError, load_splits
+from attention_core.data import TASKS, DataError, Splits, Task, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
 from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
 from attention_core.hubio import HubError
+from attention_core.parallel import (
+    FORMATS,
+    PARALLEL,
+    TOKENIZERS,
+    Side,
+    Source,
+    TaskSpec,
+    script_direction,
+    split_parallel,
+    splits_from_info,
+)
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
-from attention_core.training import TrainConfig, TrainError, fit, pick_device
+from attention_core.training import TrainConfig, TrainError, fit, own_task, pick_device
 
 DATA_HELP = f"data folder (default: ${DATA_ENV}, else ~/.cache/attention-lab/data; `attention-lab data pull` fills it)"
 
@@ -82,13 +93,67 @@ def _rules(args: argparse.Namespace) -> CoupletRules:
     ).validate()
 
 
+def _add_corpus_reading(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="auto",
+                   help="corpus format (auto: two files = lines, .jsonl/.json = jsonl, a dataset = hf, else tsv)")
+    p.add_argument("--source-field", default="source", help="jsonl / hf: source field (dotted: translation.de)")
+    p.add_argument("--target-field", default="target", help="jsonl / hf: target field (dotted: translation.en)")
+    p.add_argument("--hf-split", default="train", help="hf: the dataset split to read")
+
+
+def _add_own_corpus(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(f"a corpus of your own (--task {PARALLEL})")
+    g.add_argument("--corpus", nargs="+", default=None, metavar="FILE",
+                   help="training pairs: a TSV (source<TAB>target), two line-aligned files, JSON lines, or a "
+                        "Hugging Face dataset id or folder (pip install 'attention-lab[datasets]')")
+    g.add_argument("--dev", nargs="+", default=None, metavar="FILE", help="dev pairs (default: 5 %% of --corpus)")
+    g.add_argument("--test", nargs="+", default=None, metavar="FILE", help="test pairs (default: 5 %% of --corpus)")
+    for side in ("source", "target"):
+        g.add_argument(f"--{side}-tokenizer", choices=TOKENIZERS, default="word",
+                       help=f"{side} tokens: char (characters), word (whitespace words), bpe (learned pieces)")
+        g.add_argument(f"--{side}-bpe", type=int, default=Side().bpe_size, metavar="N",
+                       help=f"{side} BPE pieces (with --{side}-tokenizer bpe)")
+        g.add_argument(f"--{side}-lang", default="", help=f"{side} language code, e.g. de (for the model card)")
+    _add_corpus_reading(g)
+
+
+def _own_splits(args: argparse.Namespace) -> tuple[TaskSpec, Source, Source | None, Source | None]:
+    """``train --task parallel``: the sides and where each split's pairs come from."""
+    if not args.corpus:
+        raise InputError(f"--task {PARALLEL} needs --corpus FILE (a TSV of source<TAB>target pairs, two "
+                         "line-aligned files, JSON lines or a dataset)")
+    if args.extra:
+        raise InputError(f"--extra names the bundled corpora; with --task {PARALLEL} give --corpus (and --dev, --test)")
+    reading = dict(fmt=args.format, source_field=args.source_field, target_field=args.target_field,
+                   split=args.hf_split)
+    train = Source.of(args.corpus, **reading)
+    dev = Source.of(args.dev, **{**reading, "split": "validation"}) if args.dev else None
+    test = Source.of(args.test, **{**reading, "split": "test"}) if args.test else None
+    spec = TaskSpec(Side(args.source_tokenizer, args.source_bpe, args.source_lang),
+                    Side(args.target_tokenizer, args.target_bpe, args.target_lang))
+    spec.source.check("source")
+    spec.target.check("target")
+    return spec, train, dev, test
+
+
+def _own_task_and_splits(args: argparse.Namespace, seed: int) -> tuple[Task, Splits]:
+    """The task (BPE learned or, with --resume, reread from --out) and the splits of a corpus of your own."""
+    spec, train, dev, test = _own_splits(args)
+    splits = split_parallel(train, dev, test, seed)
+    directions = [script_direction(text for text, _ in splits.train), script_direction(t for _, t in splits.train)]
+    spec = TaskSpec(*(Side(side.tokenizer, side.bpe_size, side.language, d)
+                      for side, d in zip((spec.source, spec.target), directions)))
+    return own_task(spec, splits.train, args.out, args.resume), splits
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the command line)."""
     parser = argparse.ArgumentParser(prog="attention-lab", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train a model on a corpus from the data folder")
-    p.add_argument("--task", choices=list(TASKS), required=True)
+    p = sub.add_parser("train", help="train a model: a bundled task from the data folder, or a corpus of your own")
+    p.add_argument("--task", choices=[*TASKS, PARALLEL], required=True,
+                   help=f"{PARALLEL}: any language pair, from --corpus (docs: Train on your own data)")
     p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -121,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(flag, type=kind, default=default, choices=choices, dest=f"train_{field}")
     p.add_argument("--device", default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_own_corpus(p)
 
     p = sub.add_parser("evaluate", help="score a model on its test (or dev) split; write a JSON report")
     p.add_argument("--model", required=True, help="model folder or Hub repo id")
@@ -131,14 +197,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unconstrained", action="store_true", help="couplets: no decoding constraints")
     _add_couplet_rules(p)
     p.add_argument("--report", default=None, help="write the JSON report here")
+    p.add_argument("--test", nargs="+", default=None, metavar="FILE",
+                   help="score on these pairs instead (TSV, JSON lines, two line-aligned files or a dataset; "
+                        "read as --format, --source-field, --target-field, --hf-split say)")
+    _add_corpus_reading(p)
     _add_decoding(p)
 
     for name, help_ in (
-        ("translate", "translate Chinese sentences into English"),
+        ("translate", "translate sentences: Chinese into English, or with a model of your own"),
         ("couplet", "write a 下联 for each 上联"),
     ):
         p = sub.add_parser(name, help=help_)
-        what = "paragraphs, split into sentences at 。！？" if name == "translate" else "上联s"
+        what = ("sentences (Chinese paragraphs are split at 。！？; a model of your own reads one input a line)"
+                if name == "translate" else "first lines (上联)")
         p.add_argument("text", nargs="*", help=f"input {what} (default: one per line on stdin)")
         p.add_argument("--model", required=True, help="model folder or Hub repo id")
         p.add_argument("--show-attention", action="store_true", help="print the alignment matrix")
@@ -258,14 +329,17 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         extra = args.extra if args.extra is not None else data_info.get("extra", [])
         if not isinstance(seed, int) or not isinstance(extra, list):
             raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
-        splits = load_splits(args.task, args.data, seed, extra)
+        if args.task == PARALLEL:
+            task, splits = _own_task_and_splits(args, seed)
+        else:
+            task, splits = TASKS[args.task], load_splits(args.task, args.data, seed, extra)
         if splits.info.get("skipped_lines"):
             print(
                 f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
                 file=sys.stderr,
             )
         result = fit(
-            TASKS[args.task],
+            task,
             splits,
             args.out,
             options,
@@ -281,13 +355,20 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return 0
     if args.command == "evaluate":
         translator = _load(args.model, args.device)
-        seed = translator.meta.get("data", {}).get("seed", 1234)
-        extra = translator.meta.get("data", {}).get("extra", [])
-        splits = load_splits(translator.task.name, args.data, seed, extra)
-        sets = {**splits.evaluation_sets(), "dev": splits.dev}
-        if args.split not in sets:
-            raise InputError(f"--split {args.split} needs a couplet model and {args.data}/poetry-couplet/test")
-        pairs = sets[args.split][: args.limit] if args.limit else sets[args.split]
+        if args.test:
+            pairs = Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split).read().pairs
+        else:
+            if translator.task.name == PARALLEL:
+                splits = splits_from_info(translator.meta.get("data"))
+            else:
+                seed = translator.meta.get("data", {}).get("seed", 1234)
+                extra = translator.meta.get("data", {}).get("extra", [])
+                splits = load_splits(translator.task.name, args.data, seed, extra)
+            sets = {**splits.evaluation_sets(), "dev": splits.dev}
+            if args.split not in sets:
+                raise InputError(f"--split {args.split} needs a couplet model and {args.data}/poetry-couplet/test")
+            pairs = sets[args.split]
+        pairs = pairs[: args.limit] if args.limit else pairs
         report = evaluate(
             translator,
             pairs,
@@ -298,7 +379,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             _rules(args),
         )
         report["model_path"] = str(args.model)
-        report["split"] = args.split
+        report["split"] = "given: " + " ".join(args.test) if args.test else args.split
         text = json.dumps(report, ensure_ascii=False, indent=2)
         if args.report:
             atomic_write_text(args.report, text)
@@ -309,7 +390,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return 0
     if args.command in ("translate", "couplet"):
         translator = _load(args.model, args.device)
-        if translator.task.name != ("translation" if args.command == "translate" else "couplet"):
+        if translator.task.name not in (("translation", PARALLEL) if args.command == "translate" else ("couplet",)):
             raise InputError(
                 f"{args.model} is a {translator.task.name} model; use "
                 f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
@@ -322,6 +403,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
                                            rules=_rules(args), **options)
             paragraphs = [[out] for out in outputs]
+        elif translator.task.name == PARALLEL:  # a model of your own: one input a line, in any language
+            paragraphs = [[out] for out in translator.translate(texts, **options)]
         else:  # each line may hold several sentences: one output per sentence, printed as one line
             paragraphs = [translator.translate_paragraph(text, SENTENCE_TOKENS, **options) for text in texts]
         for outputs in paragraphs:

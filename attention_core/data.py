@@ -130,6 +130,12 @@ class Task:
         bleu_tokenize: sacrebleu tokeniser for scoring (``13a`` for English, ``char`` for couplets).
         subwords: The target side's subword model, or ``None`` for whole-token targets (see
             [`with_subwords`][attention_core.data.Task.with_subwords]).
+        chinese_source: Inputs must contain Chinese (the bundled tasks); a model of your own
+            ([`attention_core.parallel`][attention_core.parallel]) reads any language.
+        spec: How a task of your own tokenises each side
+            ([`TaskSpec.to_dict`][attention_core.parallel.TaskSpec.to_dict]), saved as ``task_spec`` in
+            ``config.json``; ``None`` for the bundled tasks.
+        src_subwords: The source side's subword model (a task of your own with ``bpe`` sources).
     """
 
     name: str
@@ -139,6 +145,9 @@ class Task:
     constrained: bool
     bleu_tokenize: str
     subwords: Subwords | None = None
+    chinese_source: bool = True
+    spec: dict | None = None
+    src_subwords: Subwords | None = None
 
     def with_subwords(self, subwords: Subwords) -> Task:
         """This task with subword targets: words are split into pieces, and pieces merged back.
@@ -158,6 +167,20 @@ class Task:
             detokenize=lambda pieces: detokenize(merge_pieces(pieces)),
             subwords=subwords,
         )
+
+    def with_source_subwords(self, subwords: Subwords) -> Task:
+        """This task with subword sources: the source tokeniser's words are split into pieces.
+
+        Args:
+            subwords: A trained [`Subwords`][attention_core.subword.Subwords] model.
+
+        Raises:
+            ValueError: For the bundled tasks, which read Chinese characters.
+        """
+        if self.chinese_source:
+            raise ValueError(f"subword sources are for a task of your own, not the {self.name} task")
+        tokenize = self.tokenize_src
+        return replace(self, tokenize_src=lambda text: subwords.encode(tokenize(text)), src_subwords=subwords)
 
 
 TASKS: dict[str, Task] = {

@@ -2,12 +2,16 @@
 
 A model folder holds:
 
-* ``config.json`` — ``{"format": 1, "task": ..., "model": ModelConfig, "meta": {...}}``;
+* ``config.json`` — ``{"format": 1, "task": ..., "model": ModelConfig, "meta": {...}}``, and for a model
+  trained on a corpus of your own ``"task": "parallel"`` with ``"task_spec"``: how each side is tokenised
+  ([`TaskSpec`][attention_core.parallel.TaskSpec]);
 * ``model.safetensors`` — the weights (no pickle), float32 or float16;
 * ``src_vocab.json``, ``tgt_vocab.json`` — the vocabularies;
 * ``subwords.json`` — only for subword targets: the BPE model
   ([`Subwords`][attention_core.subword.Subwords]) in the ``tokenizers`` format;
-* ``README.md`` — the model card, when written by ``write_model_card``.
+* ``src_subwords.json`` — only for subword sources (a task of your own with a ``bpe`` source side);
+* ``README.md`` — the model card: the zoo writes one per model, [`push`][attention_core.hub.push] writes one
+  for a model of your own that has none ([`own_model_card`][attention_core.card.own_model_card]).
 
 Every file is written atomically (a temporary file, then a rename), so an interrupted save never
 leaves a half-written model behind.
@@ -25,9 +29,11 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+from attention_core.card import own_model_card
 from attention_core.config import ModelConfig
 from attention_core.data import Task, get_task
 from attention_core.hubio import upload
+from attention_core.parallel import PARALLEL, SRC_SUBWORDS, TaskSpec, make_task
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
 from attention_core.subword import Subwords
@@ -38,7 +44,7 @@ WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB = "model.safetensors", "config.json", "src
 SUBWORDS = "subwords.json"
 FILES = (CONFIG, WEIGHTS, SRC_VOCAB, TGT_VOCAB)
 """Files every model folder holds."""
-OPTIONAL_FILES = (SUBWORDS,)
+OPTIONAL_FILES = (SUBWORDS, SRC_SUBWORDS)
 """Files a model folder may hold: the target subword model of a subword model."""
 
 
@@ -96,18 +102,22 @@ def save_pretrained(translator: Translator, folder: str | Path, half: bool = Fal
         "model": translator.model.cfg.to_dict(),
         "meta": translator.meta,
     }
+    if translator.task.spec is not None:  # a task of your own: how each side is tokenised
+        config["task_spec"] = translator.task.spec
     atomic_write(folder / WEIGHTS, lambda tmp: save_file(state, tmp, metadata={"format": "pt"}))
     atomic_write(folder / SRC_VOCAB, translator.src_vocab.save)
     atomic_write(folder / TGT_VOCAB, translator.tgt_vocab.save)
-    if translator.task.subwords is not None:
-        atomic_write(folder / SUBWORDS, translator.task.subwords.save)
-    else:
-        (folder / SUBWORDS).unlink(missing_ok=True)  # a word model saved over a subword model
+    for name, subwords in ((SUBWORDS, translator.task.subwords), (SRC_SUBWORDS, translator.task.src_subwords)):
+        if subwords is not None:
+            atomic_write(folder / name, subwords.save)
+        else:
+            (folder / name).unlink(missing_ok=True)  # a word model saved over a subword model
     atomic_write_text(folder / CONFIG, json.dumps(config, ensure_ascii=False, indent=2))
     return folder
 
 
-MAX_JSON_BYTES = {CONFIG: 1 << 20, SRC_VOCAB: 64 << 20, TGT_VOCAB: 64 << 20, SUBWORDS: 64 << 20}
+MAX_JSON_BYTES = {CONFIG: 1 << 20, SRC_VOCAB: 64 << 20, TGT_VOCAB: 64 << 20, SUBWORDS: 64 << 20,
+                  SRC_SUBWORDS: 64 << 20}
 """Largest accepted ``config.json`` and vocabulary files; larger ones are refused unread."""
 MAX_MODEL_BYTES = 2 << 30
 """Default cap on a model's float32 parameters (2 GiB), checked on the ``meta`` device before allocation."""
@@ -147,7 +157,7 @@ def read_config(folder: str | Path) -> tuple[ModelConfig, Task, dict[str, Any]]:
     fmt = config.get("format")
     if type(fmt) is not int or fmt != FORMAT:
         raise ModelLoadError(f"{path}: format must be {FORMAT}, got {fmt!r} (written by another version?)")
-    unknown = sorted(map(str, set(config) - {"format", "task", "model", "meta"}))
+    unknown = sorted(map(str, set(config) - {"format", "task", "model", "meta", "task_spec"}))
     if unknown:
         raise ModelLoadError(f"{path}: unknown field(s) {', '.join(unknown)}")
     meta = config.get("meta", {})
@@ -158,7 +168,12 @@ def read_config(folder: str | Path) -> tuple[ModelConfig, Task, dict[str, Any]]:
     if "model" not in config:
         raise ModelLoadError(f"{path}: the model field is missing")
     try:
-        task = get_task(config["task"])
+        if config["task"] == PARALLEL:
+            task = make_task(TaskSpec.from_dict(config.get("task_spec")))
+        elif "task_spec" in config:
+            raise ValueError(f"task_spec belongs to a {PARALLEL} model, not a {config['task']} one")
+        else:
+            task = get_task(config["task"])
         cfg = ModelConfig.from_dict(config["model"])
     except ValueError as err:
         raise ModelLoadError(f"{path}: {err}") from None
@@ -196,26 +211,33 @@ def read_vocabularies(folder: str | Path, cfg: ModelConfig) -> tuple[Vocab, Voca
     return src, tgt
 
 
-def read_subwords(folder: str | Path, task: Task, tgt_vocab: Vocab) -> Subwords:
-    """Read ``subwords.json`` and check it against the task and the target vocabulary.
+def read_subwords(folder: str | Path, task: Task, vocab: Vocab, name: str = SUBWORDS) -> Subwords:
+    """Read a subword model (``subwords.json``: targets; ``src_subwords.json``: sources) and check it.
+
+    Args:
+        folder: The model folder.
+        task: The model's task.
+        vocab: The vocabulary of that side, whose every token must be a piece.
+        name: The file.
 
     Raises:
-        ModelLoadError: If the file is too large or not a BPE model, the task has no subword
-            targets (couplets), or a target token is not one of its pieces.
+        ModelLoadError: If the file is too large or not a BPE model, the task cannot have subwords on that
+            side (couplets; the bundled tasks' Chinese sources), or a vocabulary token is not one of its pieces.
     """
-    path = Path(folder) / SUBWORDS
-    if path.stat().st_size > MAX_JSON_BYTES[SUBWORDS]:
-        _read_json(Path(folder), SUBWORDS)  # raises the size error
-    if task.constrained:
-        raise ModelLoadError(f"{path}: subword targets are for translation, not the {task.name} task")
+    path = Path(folder) / name
+    if path.stat().st_size > MAX_JSON_BYTES[name]:
+        _read_json(Path(folder), name)  # raises the size error
+    side = "source" if name == SRC_SUBWORDS else "target"
+    if task.constrained or (side == "source" and task.chinese_source):
+        raise ModelLoadError(f"{path}: the {task.name} task has no subword {side}s")
     try:
         subwords = Subwords.load(path)
     except ValueError as err:
         raise ModelLoadError(str(err)) from None
     pieces = subwords.tokenizer.get_vocab()
-    stray = [tok for tok in tgt_vocab.itos if tok not in pieces]
+    stray = [tok for tok in vocab.itos if tok not in pieces]
     if stray:
-        raise ModelLoadError(f"{path}: the target vocabulary holds {len(stray)} token(s) that are not pieces, "
+        raise ModelLoadError(f"{path}: the {side} vocabulary holds {len(stray)} token(s) that are not pieces, "
                              f"e.g. {stray[0]!r}")
     return subwords
 
@@ -300,10 +322,16 @@ def load_folder(
         raise ModelLoadError(f"model folder {folder} is missing {', '.join(missing)}")
     cfg, task, meta = read_config(folder)
     src_vocab, tgt_vocab = read_vocabularies(folder, cfg)
+    sides = task.spec or {}
     if (folder / SUBWORDS).is_file():
         task = task.with_subwords(read_subwords(folder, task, tgt_vocab))
-    elif isinstance(meta.get("train"), dict) and meta["train"].get("subword_vocab"):
+    elif (isinstance(meta.get("train"), dict) and meta["train"].get("subword_vocab")) or \
+            sides.get("target", {}).get("tokenizer") == "bpe":
         raise ModelLoadError(f"model folder {folder} is missing {SUBWORDS} (trained with subword targets)")
+    if (folder / SRC_SUBWORDS).is_file():
+        task = task.with_source_subwords(read_subwords(folder, task, src_vocab, SRC_SUBWORDS))
+    elif sides.get("source", {}).get("tokenizer") == "bpe":
+        raise ModelLoadError(f"model folder {folder} is missing {SRC_SUBWORDS} (trained with subword sources)")
     try:
         expected = expected_tensors(cfg, max_bytes)
     except ModelLoadError as err:
@@ -421,6 +449,9 @@ def push(
         path_in_repo: Upload into this subfolder, e.g. ``translation/none`` to fill a zoo repo
             that ``python app.py --hub-repo`` can serve; ``""`` for the repo's root.
 
+    A model of your own (``--task parallel``) without a ``README.md`` gets one first
+    ([`own_model_card`][attention_core.card.own_model_card]): what it was trained on and how to open it.
+
     Returns:
         The URL of the commit.
 
@@ -428,8 +459,10 @@ def push(
         ModelLoadError: If the folder is not a valid model (nothing is uploaded).
         HubError: Without a token, with a refused one, or when the Hub cannot be reached.
     """
-    load_folder(folder)  # never upload a broken model
+    translator = load_folder(folder)  # never upload a broken model
     folder, prefix = Path(folder), path_in_repo.strip("/") + "/" if path_in_repo.strip("/") else ""
+    if translator.task.name == PARALLEL and not (folder / "README.md").is_file():
+        atomic_write_text(folder / "README.md", own_model_card(translator, repo_id))
     files = {prefix + name: folder / name for name in (*FILES, *OPTIONAL_FILES, "README.md")
              if (folder / name).is_file()}
     return upload(repo_id, files, "model", token=token, private=private, message=message)

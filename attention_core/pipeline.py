@@ -127,13 +127,13 @@ class Translator:
         """Tokenise a source text, with a clear error for empty, non-Chinese or over-long input.
 
         Raises:
-            InputError: If the text has no token, no Chinese character (both tasks read Chinese),
-                or more than ``max_tokens`` tokens.
+            InputError: If the text has no token, no Chinese character (the bundled tasks read
+                Chinese; ``task.chinese_source``), or more than ``max_tokens`` tokens.
         """
         tokens = self.task.tokenize_src(text or "")
         if not tokens:
             raise InputError("the input is empty: type a sentence first")
-        if not has_chinese(text):
+        if self.task.chinese_source and not has_chinese(text):
             what = "上联" if self.task.name == "couplet" else "Chinese sentence"
             raise InputError(f"the input has no Chinese characters: type a {what} (got {text[:40]!r})")
         if max_tokens is not None and len(tokens) > max_tokens:

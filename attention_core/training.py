@@ -29,6 +29,7 @@ from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.hub import SUBWORDS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
+from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
 from attention_core.pipeline import Translator
 from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
 from attention_core.scores import SCORES
@@ -255,8 +256,8 @@ def build_vocabs(
     Args:
         task: The task (its tokenisers).
         train_pairs: Training text pairs.
-        min_freq: Minimum count to enter a vocabulary; subword targets (``task.subwords``) keep
-            every piece.
+        min_freq: Minimum count to enter a vocabulary; a subword side (``task.subwords``,
+            ``task.src_subwords``) keeps every piece.
         shared: One vocabulary for both sides (couplets), counted over both.
 
     Returns:
@@ -267,7 +268,7 @@ def build_vocabs(
         vocab = Vocab.build(both, min_freq)
         return vocab, vocab
     return (
-        Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), min_freq),
+        Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), 1 if task.src_subwords else min_freq),
         Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), 1 if task.subwords else min_freq),
     )
 
@@ -440,7 +441,8 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
         task, src_vocab, tgt_vocab = _check_init(init, len(init_history), task, model_options, train_cfg)
     else:
         if train_cfg.subword_vocab:
-            task = task.with_subwords(_subwords(out / SUBWORDS, task, train_pairs, train_cfg.subword_vocab, resume))
+            task = task.with_subwords(_subwords(out / SUBWORDS, (task.tokenize_tgt(t) for _, t in train_pairs),
+                                                 train_cfg.subword_vocab, resume))
         src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
                                             bool(model_options.get("share_embeddings")))
     main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
@@ -671,14 +673,34 @@ def _vocabulary_settings(model: Translator, train_cfg: TrainConfig) -> dict:
     }
 
 
-def _subwords(path: Path, task: Task, train_pairs: Sequence[tuple[str, str]], size: int, resume: bool) -> Subwords:
-    """The run's subword model: reread when resuming, else learned from the training targets and saved."""
+def _subwords(path: Path, sentences: Iterable[Sequence[str]], size: int, resume: bool) -> Subwords:
+    """A run's subword model: reread when resuming, else learned from the sentences' words and saved."""
     if resume and path.is_file():
         return Subwords.load(path)
-    subwords = Subwords.train((task.tokenize_tgt(t) for _, t in train_pairs), size)
+    subwords = Subwords.train(sentences, size)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, subwords.save)
     return subwords
+
+
+def own_task(spec: TaskSpec, train_pairs: Sequence[tuple[str, str]], out: str | Path, resume: bool = False) -> Task:
+    """The task of a run on a corpus of your own, with each ``bpe`` side's model learned from the training split.
+
+    The models are saved in the run's folder (``src_subwords.json``, ``subwords.json``); a resumed run reads
+    them back, so its pieces (and vocabularies) stay the same.
+
+    Args:
+        spec: The two sides ([`TaskSpec`][attention_core.parallel.TaskSpec]).
+        train_pairs: The training split.
+        out: The run's folder.
+        resume: Reuse the models already in ``out``.
+    """
+    models = [
+        _subwords(Path(out) / name, (whitespace_words(pair[column]) for pair in train_pairs), side.bpe_size, resume)
+        if side.tokenizer == "bpe" else None
+        for side, column, name in ((spec.source, 0, SRC_SUBWORDS), (spec.target, 1, SUBWORDS))
+    ]
+    return make_task(spec, *models)
 
 
 def _as_random_state(value: object) -> tuple:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from attention_core.calibration import calibrate_overproduction
+from attention_core.card import architecture
 from attention_core.corpora import sha256_file
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
@@ -99,6 +100,10 @@ DECODINGS: dict[str, list[tuple[str, int, bool | None]]] = {
 }
 """How each zoo model is evaluated: label, beam size, couplet constraints (``None``: the task's default)."""
 
+NOT_YET: set[tuple[str, str]] = {("couplet", "luong-location")}
+"""Variants a task's zoo does not have yet: the location score (issue #30) was trained for translation; the
+couplet zoo gets it when it is retrained on the whole couplet corpus (issue #25)."""
+
 ZOO_ORDER: list[tuple[str, str]] = [
     ("translation", "luong-general"),
     ("couplet", "luong-general"),
@@ -108,7 +113,7 @@ ZOO_ORDER: list[tuple[str, str]] = [
         (task, v)
         for task in ("translation", "couplet")
         for v in VARIANTS
-        if v not in ("luong-general", "none")
+        if v not in ("luong-general", "none") and (task, v) not in NOT_YET
     ],
 ]
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
@@ -142,16 +147,8 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
         for name, r in reports.items()
     )
     language = "zh\n- en" if task == "translation" else "zh"
-    window = f" (window D = {cfg.window})" if cfg.window else ""
-    architecture = "transformer" if cfg.decoder == TRANSFORMER else "rnn"
-    if cfg.decoder == TRANSFORMER:
-        what = (f"A Transformer encoder–decoder from Attention Lab ({cfg.num_layers} + {cfg.num_layers} layers, "
-                f"d_model {cfg.hidden_size}, {cfg.heads} heads, feed-forward {cfg.ff_size}, pre-LayerNorm,\n"
-                "sinusoidal positions, multi-head scaled dot-product attention),")
-    else:
-        what = (f"A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,\n"
-                f"decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`{window},\n"
-                f"hidden {cfg.hidden_size}, embeddings {cfg.emb_size},")
+    kind = "transformer" if cfg.decoder == TRANSFORMER else "rnn"
+    what = architecture(cfg)
     rules = ""
     if task == "couplet":
         keys = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
@@ -171,7 +168,7 @@ library_name: attention-lab
 tags:
 - seq2seq
 - attention
-- {architecture}
+- {kind}
 - {task}
 ---
 
