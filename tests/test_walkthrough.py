@@ -193,7 +193,7 @@ def test_the_comparison_is_strict_about_everything_but_the_last_digit():
 @pytest.mark.parametrize("edition", ["zh", "en"])
 def test_the_page_covers_every_stage_and_concept(edition, page_text, english_text):
     page_text = page_text if edition == "zh" else english_text
-    for needle in ("embedding", "bidirectional", "bridge", "prepare", "h_t", "e_{t,s}", "\\alpha_{t,s}", "c_t",
+    for needle in ("embedding", "bidirectional", "bridge", "prepare", "h_t", "e_{t,s}", "a_{t,s}", "c_t",
                    "\\tilde h_t", "logits", "teacher forcing", "C_t = \\bar h_t", "```diff", "BLEU",
                    "brevity penalty", "sacrebleu.corpus_bleu", "attention_core/training.py"):
         assert needle in page_text, needle
