@@ -240,21 +240,23 @@ def _pair(source: Any, target: Any) -> tuple[str, str] | None:
     return (source, target) if source and target else None
 
 
-def _read_tsv(path: Path) -> Corpus:
-    pairs, skipped, tabs = [], 0, 0
-    for line in _read_text(path).splitlines():
-        if not line.strip():
-            continue
-        fields = line.split("\t")
-        tabs += len(fields) > 1
-        pair = _pair(fields[0], fields[1]) if len(fields) > 1 else None
+def _gather(candidates: Iterable[tuple[str, str] | None]) -> tuple[list[tuple[str, str]], int]:
+    """The well-formed pairs, and how many candidates were malformed (``None``)."""
+    pairs, skipped = [], 0
+    for pair in candidates:
         if pair is None:
             skipped += 1
         else:
             pairs.append(pair)
-    if not tabs:
+    return pairs, skipped
+
+
+def _read_tsv(path: Path) -> Corpus:
+    rows = [line.split("\t") for line in _read_text(path).splitlines() if line.strip()]
+    if not any(len(fields) > 1 for fields in rows):
         raise DataError(f"{path} has one column (no line has a tab): write source<TAB>target, one pair per line, "
                         "or give two line-aligned files")
+    pairs, skipped = _gather(_pair(fields[0], fields[1]) if len(fields) > 1 else None for fields in rows)
     return Corpus(pairs, skipped, str(path))
 
 
@@ -263,41 +265,27 @@ def _read_lines(source: Path, target: Path) -> Corpus:
     if len(src_lines) != len(tgt_lines):
         raise DataError(f"{source} has {len(src_lines):,} lines but {target} has {len(tgt_lines):,}: "
                         "line-aligned files pair line i with line i, so they need the same number of lines")
-    pairs, skipped = [], 0
-    for s, t in zip(src_lines, tgt_lines):
-        if not s.strip() and not t.strip():
-            continue
-        pair = _pair(s, t)
-        if pair is None:
-            skipped += 1
-        else:
-            pairs.append(pair)
+    pairs, skipped = _gather(_pair(s, t) for s, t in zip(src_lines, tgt_lines) if s.strip() or t.strip())
     return Corpus(pairs, skipped, f"{source} + {target}")
 
 
+def _json(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return None  # counted as a malformed line
+
+
 def _read_jsonl(path: Path, source_field: str, target_field: str) -> Corpus:
-    pairs, skipped, objects, first = [], 0, 0, None
-    for line in _read_text(path).splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            skipped += 1
-            continue
-        objects += isinstance(record, dict)
-        first = first if first is not None or not isinstance(record, dict) else record
-        pair = _pair(_field(record, source_field), _field(record, target_field))
-        if pair is None:
-            skipped += 1
-        else:
-            pairs.append(pair)
+    records = [_json(line) for line in _read_text(path).splitlines() if line.strip()]
+    objects = [record for record in records if isinstance(record, dict)]
     if not objects:
         raise DataError(f"{path} is not JSON lines: each line must be an object such as "
                         f'{{"{source_field}": "…", "{target_field}": "…"}}')
+    pairs, skipped = _gather(_pair(_field(r, source_field), _field(r, target_field)) for r in records)
     if not pairs:
         raise DataError(f"no object in {path} has text fields {source_field!r} and {target_field!r} "
-                        f"(the first one has {', '.join(map(repr, first or {}))}): name them with "
+                        f"(the first one has {', '.join(map(repr, objects[0]))}): name them with "
                         "--source-field and --target-field (a dotted name reads a nested field, e.g. translation.de)")
     return Corpus(pairs, skipped, str(path))
 
@@ -327,13 +315,8 @@ def _read_hf(name: str, split: str, source_field: str, target_field: str) -> Cor
     if missing:
         raise DataError(f"dataset {name} has no field {', '.join(sorted(missing))}; its fields are "
                         f"{', '.join(data.column_names)}: name them with --source-field and --target-field")
-    pairs, skipped = [], 0
-    for record in data.select_columns(sorted(top)):
-        pair = _pair(_field(record, source_field), _field(record, target_field))
-        if pair is None:
-            skipped += 1
-        else:
-            pairs.append(pair)
+    pairs, skipped = _gather(_pair(_field(r, source_field), _field(r, target_field))
+                             for r in data.select_columns(sorted(top)))
     if not pairs:
         raise DataError(f"dataset {name} has no pair with text in {source_field!r} and {target_field!r}")
     return Corpus(pairs, skipped, f"hf:{name}:{split}")
