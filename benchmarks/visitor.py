@@ -1,0 +1,285 @@
+"""What a visitor types: every bundled translation variant on 100 everyday sentences of our own (issue #29).
+
+Usage::
+
+    python benchmarks/visitor.py                     # → results/visitor/scores.{md,json}, outputs-<variant>.tsv
+    python benchmarks/visitor.py --check             # only check that no sentence is in the corpora
+    python benchmarks/visitor.py --reading luong-general   # the 30 outputs a reader judges, as a Markdown table
+
+The set (``results/visitor/visitor.tsv``, its README says how it was written) is first checked against the
+corpora: no Chinese sentence of the set may equal, with spaces and punctuation removed (and traditional
+characters simplified), a Chinese sentence of cmn-eng, cmn-eng-extra or tv4dialog; the command stops with the
+offending ids if one does. Then every model folder under ``models/translation/`` decodes each row as the app
+does (``Translator.translate_paragraph``: split into sentences, beam 5, at most ``SENTENCE_TOKENS`` tokens a
+sentence; the sentences' outputs joined with a space) and is scored as the zoo scores translation
+(``attention_core.evaluation``: sacrebleu 13a, lower-cased, detokenised output; chrF likewise), with a paired
+bootstrap (1,000 samples) of each variant against ``none``. Names: for each row holding a name of ``NAMES``,
+whether the output keeps the romanised name the reference uses (a whole-word match, case-insensitive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from attention_core.text import normalize_chinese  # noqa: E402
+
+SET = ROOT / "results" / "visitor" / "visitor.tsv"
+COLUMNS = ("id", "kind", "chinese", "english")
+
+KINDS = {
+    "short": "at most 8 characters (punctuation not counted)",
+    "long": "at least 25 characters (punctuation not counted), one sentence of two or three clauses",
+    "name": "a person's name, Chinese (张伟 → Zhang Wei) or foreign in Chinese (玛丽 → Mary)",
+    "number": "numbers, dates, times, prices",
+    "question": "a question",
+    "paragraph": "two or three sentences",
+    "rare": "a word rare in the training corpora (海关, 社保卡, 麻醉师, 物业费 …)",
+    "everyday": "everyday topics: weather, food, family, work, shopping, health",
+}
+"""Each row's kind (one per row; other rows hold names, numbers and questions too)."""
+
+NAMES = {
+    "张伟": "Zhang Wei", "李娜": "Li Na", "王小明": "Wang Xiaoming", "刘洋": "Liu Yang", "陈静": "Chen Jing",
+    "赵磊": "Zhao Lei", "黄丽": "Huang Li", "孙悦": "Sun Yue", "林芳": "Lin Fang", "吴强": "Wu Qiang",
+    "郑红": "Zheng Hong", "周杰": "Zhou Jie",
+    "玛丽": "Mary", "约翰": "John", "安娜": "Anna", "彼得": "Peter", "大卫": "David", "杰克": "Jack",
+    "艾米丽": "Emily", "汤姆": "Tom", "莎拉": "Sarah", "迈克尔": "Michael",
+}
+"""Every person's name in the set and how its reference writes it."""
+
+CORPUS_FILES = {"cmn-eng/cmn.txt": 1, "cmn-eng-extra/cmn-extra.txt": 1, "tv4dialog/tv4dialog.tsv": 0}
+"""The corpora a visitor sentence must not be in: file (inside the data folder) → column of its Chinese."""
+
+REFERENCE_VARIANT = "none"
+"""Every variant is compared with the model without attention."""
+READING_VARIANT = "luong-general"
+"""The default model, whose outputs a reader judges."""
+READING_SEED = 29
+"""Seed of the 30 rows a reader judges (``random.Random(29).sample``), the same for every later model."""
+READING_SIZE = 30
+BEAM = 5
+
+
+@dataclass(frozen=True)
+class Row:
+    """One visitor sentence (or short paragraph) and its reference translation."""
+
+    id: str
+    kind: str
+    chinese: str
+    english: str
+
+
+def read_set(path: str | Path = SET) -> list[Row]:
+    """The rows of the set, checked: the header, four non-empty columns, known kinds, unique ids.
+
+    Raises:
+        ValueError: Naming the line that breaks a rule.
+    """
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    if not lines or tuple(lines[0].split("\t")) != COLUMNS:
+        raise ValueError(f"{path}: the first line must be the header {' TAB '.join(COLUMNS)}")
+    rows, seen = [], set()
+    for number, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != len(COLUMNS) or not all(f.strip() for f in fields):
+            raise ValueError(f"{path}:{number}: expected {len(COLUMNS)} non-empty tab-separated columns")
+        row = Row(*fields)
+        if row.kind not in KINDS:
+            raise ValueError(f"{path}:{number}: unknown kind {row.kind!r}; known: {', '.join(KINDS)}")
+        if row.id in seen:
+            raise ValueError(f"{path}:{number}: id {row.id} appears twice")
+        seen.add(row.id)
+        rows.append(row)
+    return rows
+
+
+def match_key(text: str) -> str:
+    """What two sentences are compared by: simplified characters, no spaces or punctuation, lower case.
+
+    Examples:
+        >>> match_key("你好， 張偉！") == match_key("你好张伟")
+        True
+    """
+    return "".join(ch for ch in normalize_chinese(text) if ch.isalnum()).lower()
+
+
+def corpus_hits(rows: Sequence[Row], data: str | Path) -> list[tuple[str, str]]:
+    """``(row id, corpus file)`` for every row whose Chinese is a Chinese sentence of ``CORPUS_FILES``."""
+    wanted = {match_key(r.chinese): r.id for r in rows}
+    hits = []
+    for name, column in CORPUS_FILES.items():
+        with open(Path(data) / name, encoding="utf-8-sig") as f:
+            keys = {match_key(fields[column]) for line in f if len(fields := line.split("\t")) > column}
+        hits += [(wanted[k], name) for k in sorted(keys & wanted.keys())]
+    return sorted(hits)
+
+
+def names_in(chinese: str) -> list[str]:
+    """The romanised names (as the references write them) of the names in a Chinese text."""
+    return [english for name, english in NAMES.items() if name in chinese]
+
+
+def keeps(output: str, name: str) -> bool:
+    """Whether ``output`` has ``name`` as whole words, case-insensitive (``Mary's`` keeps ``Mary``)."""
+    return re.search(rf"\b{re.escape(name)}\b", output, re.IGNORECASE) is not None
+
+
+def reading_sample(rows: Sequence[Row], size: int = READING_SIZE, seed: int = READING_SEED) -> list[Row]:
+    """The rows a reader judges: a seeded sample, in set order."""
+    chosen = set(random.Random(seed).sample([r.id for r in rows], size))
+    return [r for r in rows if r.id in chosen]
+
+
+def variants(models: Path) -> list[str]:
+    """The bundled translation variants: every folder with a ``config.json``."""
+    return sorted(p.parent.name for p in models.glob("*/config.json"))
+
+
+def decode(folder: Path, rows: Sequence[Row]) -> tuple[list[str], float]:
+    """Each row's output as the app makes it (sentences split, beam 5, joined with a space), and the seconds."""
+    import torch
+
+    from attention_core.hub import load_folder
+    from attention_core.pipeline import SENTENCE_TOKENS
+
+    translator = load_folder(folder, "cpu")
+    started = time.perf_counter()
+    with torch.inference_mode():
+        outputs = [" ".join(o.text for o in translator.translate_paragraph(r.chinese, SENTENCE_TOKENS,
+                                                                          beam_size=BEAM)) for r in rows]
+    return outputs, time.perf_counter() - started
+
+
+def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "13a") -> dict:
+    """BLEU and chrF per variant (lower-cased, as ``attention_core.evaluation``), each against ``none``, names kept."""
+    from attention_core.metrics import bleu, chrf, paired_bootstrap
+    from attention_core.vocab import UNK
+
+    refs = [r.english for r in rows]
+    named = [(i, names_in(r.chinese)) for i, r in enumerate(rows) if names_in(r.chinese)]
+    result = {}
+    for variant, hyps in outputs.items():
+        kept = [[keeps(hyps[i], n) for n in names] for i, names in named]
+        entry = {
+            "bleu": round(bleu(hyps, refs, tokenize, lowercase=True), 2),
+            "chrf": round(chrf(hyps, refs, lowercase=True), 2),
+            "bleu_by_kind": {k: round(bleu(*zip(*[(h, r.english) for h, r in zip(hyps, rows) if r.kind == k]),
+                                           tokenize, lowercase=True), 2) for k in KINDS},
+            "name_sentences_kept": sum(all(k) for k in kept),
+            "names_kept": sum(map(sum, kept)),
+            "unk_outputs": sum(UNK in h for h in hyps),
+        }
+        if variant != REFERENCE_VARIANT and REFERENCE_VARIANT in outputs:
+            test = paired_bootstrap(hyps, outputs[REFERENCE_VARIANT], refs, tokenize, lowercase=True)
+            entry["vs_none"] = {k: round(v, 3) for k, v in test.items()}
+        result[variant] = entry
+    return {"n": len(rows), "name_sentences": len(named), "names": sum(len(n) for _, n in named),
+            "kinds": dict(Counter(r.kind for r in rows)), "variants": result}
+
+
+def markdown(report: dict) -> str:
+    """The scores table, best BLEU first, and BLEU by kind."""
+    v = report["variants"]
+    order = sorted(v, key=lambda name: -v[name]["bleu"])
+    lines = [
+        f"Every bundled translation variant on the visitor set ({report['n']} sentences of our own, "
+        "`results/visitor/visitor.tsv`): beam 5, each row decoded as the app does (split into sentences, outputs "
+        "joined with a space), scored as the zoo scores translation (sacrebleu 13a, lower-cased, one reference). "
+        "Δ vs none: paired bootstrap, 1,000 samples, 95 % interval. Names: of the "
+        f"{report['name_sentences']} rows with a person's name ({report['names']} names), the rows whose output "
+        "keeps every name as the reference writes it (whole words, any case), and the names kept. "
+        "Written by `python benchmarks/visitor.py`.",
+        "",
+        "| variant | BLEU | Δ vs none [95 % interval] | chrF | rows keeping every name | names kept | "
+        "outputs with `<unk>` | decode s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in order:
+        e = v[name]
+        t = e.get("vs_none")
+        delta = f"{t['delta']:+.2f} [{t['low']:+.2f}, {t['high']:+.2f}]" if t else "—"
+        lines.append(f"| {name} | {e['bleu']:.2f} | {delta} | {e['chrf']:.2f} | "
+                     f"{e['name_sentences_kept']} / {report['name_sentences']} | {e['names_kept']} / "
+                     f"{report['names']} | {e['unk_outputs']} | {e.get('decode_seconds', '—')} |")
+    kinds = list(KINDS)
+    lines += ["", "BLEU by kind (a few sentences each: noisy; read it as a direction, not a score):", "",
+              "| variant | " + " | ".join(f"{k} ({report['kinds'].get(k, 0)})" for k in kinds) + " |",
+              "|---|" + "---|" * len(kinds)]
+    for name in order:
+        lines.append(f"| {name} | " + " | ".join(f"{v[name]['bleu_by_kind'][k]:.1f}" for k in kinds) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def outputs_tsv(rows: Iterable[Row], outputs: Sequence[str]) -> str:
+    """``id<TAB>chinese<TAB>output`` with a header."""
+    return "".join(["id\tchinese\toutput\n"] + [f"{r.id}\t{r.chinese}\t{o}\n" for r, o in zip(rows, outputs)])
+
+
+def reading_table(rows: Sequence[Row], out: Path, variant: str) -> str:
+    """The sampled rows with their references and ``variant``'s outputs, for a reader to judge."""
+    lines = (out / f"outputs-{variant}.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    output = {line.split("\t")[0]: line.split("\t")[2] for line in lines}
+    table = ["| id | kind | Chinese | reference | output | judgement |", "|---|---|---|---|---|---|"]
+    table += [f"| {r.id} | {r.kind} | {r.chinese} | {r.english} | {output[r.id]} | |" for r in reading_sample(rows)]
+    return "\n".join(table) + "\n"
+
+
+def main() -> None:
+    from attention_core.corpora import data_home
+    from attention_core.hub import atomic_write_text
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", default=str(SET), help="the visitor set (TSV)")
+    parser.add_argument("--models", default=str(ROOT / "models" / "translation"))
+    parser.add_argument("--variants", nargs="*", default=None, help="default: every folder under --models")
+    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
+    parser.add_argument("--out", default=str(ROOT / "results" / "visitor"))
+    parser.add_argument("--check", action="store_true", help="only check that no sentence is in the corpora")
+    parser.add_argument("--reading", metavar="VARIANT", help="print the 30 sampled rows with VARIANT's outputs")
+    args = parser.parse_args()
+    rows, out = read_set(args.set), Path(args.out)
+    if args.reading:
+        print(reading_table(rows, out, args.reading), end="")
+        return
+    folder = data_home(args.data)
+    missing = [name for name in CORPUS_FILES if not (folder / name).is_file()]
+    if missing:
+        sys.exit(f"error: the corpora are needed for the check; missing in {folder}: {', '.join(missing)} "
+                 "(attention-lab data pull, or --data FOLDER)")
+    hits = corpus_hits(rows, folder)
+    if hits:
+        sys.exit("error: these visitor sentences are in a corpus (spaces and punctuation removed), replace them: "
+                 + "; ".join(f"{i} in {name}" for i, name in hits))
+    print(f"{len(rows)} sentences, none in {', '.join(CORPUS_FILES)}")
+    if args.check:
+        return
+    models = Path(args.models)
+    outputs, seconds = {}, {}
+    for variant in args.variants or variants(models):
+        outputs[variant], seconds[variant] = decode(models / variant, rows)
+        atomic_write_text(out / f"outputs-{variant}.tsv", outputs_tsv(rows, outputs[variant]))
+        print(f"{variant}: {seconds[variant]:.0f} s", flush=True)
+    report = score(rows, outputs)
+    for variant, s in seconds.items():
+        report["variants"][variant]["decode_seconds"] = round(s)
+    report["decoding"] = {"beam_size": BEAM, "per_row": "translate_paragraph, outputs joined with a space",
+                          "scoring": "sacrebleu 13a, lowercased, detokenised output"}
+    atomic_write_text(out / "scores.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+    atomic_write_text(out / "scores.md", markdown(report))
+
+
+if __name__ == "__main__":
+    main()
