@@ -176,8 +176,9 @@ def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "1
         entry = {
             "bleu": round(bleu(hyps, refs, tokenize, lowercase=True), 2),
             "chrf": round(chrf(hyps, refs, lowercase=True), 2),
-            "bleu_by_kind": {k: round(bleu(*zip(*[(h, r.english) for h, r in zip(hyps, rows) if r.kind == k]),
-                                           tokenize, lowercase=True), 2) for k in KINDS},
+            "bleu_by_kind": {kind: round(bleu([h for h, r in zip(hyps, rows) if r.kind == kind],
+                                              [r.english for r in rows if r.kind == kind], tokenize, lowercase=True), 2)
+                             for kind in KINDS},
             "name_sentences_kept": sum(all(k) for k in kept),
             "names_kept": sum(map(sum, kept)),
             "unk_outputs": sum(UNK in h for h in hyps),
