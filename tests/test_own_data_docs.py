@@ -222,3 +222,15 @@ def test_the_app_serves_your_model_in_its_own_tab(ran):
     for app in apps:
         assert app["config"] is not None, app["log"][-3000:]
         assert TAB in app["config"] and "de → en · Luong · general" in app["config"], app["line"]  # the model's label
+
+
+def test_the_pages_app_link_opens_the_model_in_its_tab():
+    from urllib.parse import parse_qsl
+
+    from demo.links import parse_query
+
+    for page in PAGES.values():
+        query = re.search(r"`http://127\.0\.0\.1:7860/\?(tab=own[^`]*)`", page.read_text(encoding="utf-8")).group(1)
+        parsed = parse_query(dict(parse_qsl(query)))
+        assert parsed["tab"] == "own" and parsed["controls"] == {"variant": "de-en-model"}
+        assert parsed["text"] == "Wir mögen den kleinen Baum."
