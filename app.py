@@ -1,4 +1,4 @@
-"""Start the Attention Lab app (and its documentation site at /docs) on the bundled models.
+"""Start the Attention Lab app (and its documentation site at /docs) on the bundled models and your own.
 
 Every option also reads an environment variable, named in its help. The heavy imports (PyTorch,
 Gradio) happen only after the options are read, so ``--help`` and option errors answer at once.
@@ -27,7 +27,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(上联 → 下联) and learn. Serves the app at http://HOST:PORT/ and the documentation at /docs.",
         epilog="Links: ATTENTION_LAB_DOCS_URL makes the app's hints point to a docs site hosted elsewhere "
         "(default: the /docs this app serves). The app always loads the bundled models offline unless "
-        "--hub-repo is given.",
+        "--hub-repo is given. Models you trained (attention-lab train --task parallel …) open in their own tab: "
+        "python app.py --models DIR, or --hub-repo ID for a repo that holds one model at its root.",
     )
     p.add_argument("--host", default=env("ATTENTION_LAB_HOST", env("GRADIO_SERVER_NAME", "127.0.0.1")),
                    help="address to listen on; 0.0.0.0 for every interface [ATTENTION_LAB_HOST] (default %(default)s)")
@@ -37,10 +38,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--share", action="store_true", default=env("ATTENTION_LAB_SHARE", "") == "1",
                    help="also create a public gradio.live link [ATTENTION_LAB_SHARE=1]")
     p.add_argument("--hub-repo", default=env("ATTENTION_LAB_HUB_REPO"), metavar="ID",
-                   help="load the model zoo from a Hugging Face Hub repo laid out as <task>/<variant>/ "
+                   help="load models from a Hugging Face Hub repo: one model at its root (shown in the tab "
+                   "'Your models', beside the bundled ones) or a zoo laid out as <task>/<variant>/ "
                    "[ATTENTION_LAB_HUB_REPO]")
     p.add_argument("--models", default=env("ATTENTION_LAB_MODELS", str(ROOT / "models")), metavar="DIR",
-                   help="local model zoo folder [ATTENTION_LAB_MODELS] (default: the bundled models/)")
+                   help="a model folder you trained, or a folder of such folders (shown in the tab 'Your "
+                   "models', beside the bundled ones), or a model zoo laid out as <task>/<variant>/ "
+                   "[ATTENTION_LAB_MODELS] (default: the bundled models/)")
     p.add_argument("--docs", default=env("ATTENTION_LAB_DOCS_DIR", str(ROOT / "site")), metavar="DIR",
                    help="built documentation site served at /docs; built there with mkdocs at start-up when "
                    "missing (delete it to rebuild) [ATTENTION_LAB_DOCS_DIR] (default: site/)")
@@ -84,10 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     from demo.ui import CSS, build_app, warm
 
     try:
-        if args.hub_repo:
-            registry = ModelRegistry.from_hub(args.hub_repo, device=args.device)
-        else:
-            registry = ModelRegistry.load(args.models, device=args.device)
+        registry = ModelRegistry.start(args.models, args.hub_repo, device=args.device)
     except ModelLoadError as err:
         fail(str(err))
     docs = DocsSite(args.docs)

@@ -2,7 +2,8 @@
 
 They validate input and raise ``gr.Error`` with a message in Chinese and English; decoding runs
 under ``torch.inference_mode()`` through the library's one generation path
-(``Translator.translate``).
+(``Translator.translate``). What a run does follows the model's task, not the tab: a model of your own
+([`OWN`][demo.models.OWN]) reads its own language, and its script direction turns the source axis right to left.
 
 A Transformer's outputs also carry every layer's and head's attention
 ([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]), kept in the
@@ -16,6 +17,7 @@ import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gradio as gr
 import plotly.graph_objects as go
@@ -24,15 +26,17 @@ import torch
 from attention_core.couplet import CoupletRules
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
 from attention_core.subword import word_spans
-from attention_core.text import detokenize_chinese, has_chinese
+from attention_core.text import detokenize_chinese, has_chinese, split_sentences
 from attention_core.transformer import AttentionMaps
 from demo.links import docs_href
-from demo.models import ModelRegistry, variant_label
+from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
 from demo.plots import alignment_figure, entropy_figure, message_figure, step_figure
 
-MAX_CHARS = {"translation": 1000, "couplet": 64}
-"""Longest accepted input (characters) per task; a translation paragraph is split into sentences of at
-most ``SENTENCE_TOKENS`` tokens."""
+MAX_CHARS = {"translation": 1000, "couplet": 64, OWN: 1000}
+"""Longest accepted input (characters) per tab; a paragraph is split into sentences of at most
+``SENTENCE_TOKENS`` tokens (a couplet model of your own reads at most ``MAX_CHARS["couplet"]``)."""
+CHINESE_TABS = ("translation", "couplet")
+"""Tabs whose input must contain Chinese; a model of your own says itself what it reads."""
 
 WINDOW_CHOICES = ["default", "global", *[str(d) for d in range(1, 11)]]
 """Window drop-down: the model's own, global, or a half-width D."""
@@ -203,17 +207,58 @@ def check_view(registry: ModelRegistry, task: str, variant: str | None, wanted: 
 
 
 def validate_text(task: str, text: str | None) -> str:
-    """Check a user's input; return it stripped, or raise ``gr.Error`` with a clear message."""
+    """Check a user's input; return it stripped, or raise ``gr.Error`` with a clear message.
+
+    The bundled tabs need Chinese; a model of your own reads any language (its own tokeniser checks the rest).
+    """
     text = (text or "").strip()
     if not text:
         raise gr.Error("请输入内容 / Please type something first.")
     limit = MAX_CHARS[task]
     if len(text) > limit:
         raise gr.Error(f"输入太长 / The input has {len(text)} characters; the limit here is {limit}.")
-    if not has_chinese(text):
+    if task in CHINESE_TABS and not has_chinese(text):
         what = "上联" if task == "couplet" else "中文句子"
         raise gr.Error(f"请输入{what} / This tab needs Chinese characters (got no Chinese in the input).")
     return text
+
+
+TOKENIZER_WORDS = {"char": "characters 字符", "word": "words 词", "bpe": "BPE pieces 子词"}
+
+
+def model_summary(registry: ModelRegistry, name: str) -> str:
+    """What a model of your own is, in one Markdown line (escaped): languages, tokens, architecture, data, BLEU.
+
+    Args:
+        registry: Loaded models.
+        name: The name of a model of your own (``registry.models["own"]``).
+
+    Returns:
+        E.g. ``**de-en** · de → en · source: BPE pieces 子词 (27 in its vocabulary) · … · dev BLEU 33.8``.
+    """
+    translator = registry.models.get(OWN, {}).get(name)
+    if translator is None:
+        return ""
+    source, target = sides(translator)
+    parts = [f"**{html.escape(name)}**", html.escape(language_pair(translator)),
+             html.escape(architecture(translator.model))]
+    for side, vocab, what in ((source, translator.src_vocab, "source 源"),
+                              (target, translator.tgt_vocab, "target 目标")):
+        tokens = TOKENIZER_WORDS.get(side.get("tokenizer", ""), html.escape(str(side.get("tokenizer", "tokens"))))
+        parts.append(f"{what}: {tokens} ({len(vocab)} in its vocabulary)"
+                     + (", right to left 从右到左" if is_rtl(side) else ""))
+    data = translator.meta.get("data") if isinstance(translator.meta.get("data"), dict) else {}
+    train = (data.get("sources") or {}).get("train") if isinstance(data.get("sources"), dict) else None
+    paths = train.get("paths") if isinstance(train, dict) else None
+    sizes = data.get("sizes") if isinstance(data.get("sizes"), dict) else {}
+    if isinstance(paths, list) and paths:
+        counts = " / ".join(f"{sizes[k]} {k}" for k in ("train", "dev", "test") if isinstance(sizes.get(k), int))
+        files = ", ".join(f"`{html.escape(Path(str(path)).name)}`" for path in paths)
+        parts.append(f"trained on {files}" + (f" ({counts} pairs)" if counts else ""))
+    bleu = translator.meta.get("best_dev_bleu")
+    if isinstance(bleu, (int, float)) and not isinstance(bleu, bool):
+        parts.append(f"dev BLEU {bleu:.1f}")
+    return " · ".join(parts)
 
 
 def _rules_summary(settings: Settings) -> str:
@@ -228,7 +273,7 @@ def _rules_summary(settings: Settings) -> str:
     return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")
 
 
-def _controls_line(task: str, settings: Settings, window: int | None, model: torch.nn.Module) -> str:
+def _controls_line(couplet: bool, settings: Settings, window: int | None, model: torch.nn.Module) -> str:
     """The settings in force, saying which controls do not apply to this model or setting."""
     label = html.escape(variant_label(settings.variant, model))
     has_attention = model.has_attention
@@ -242,24 +287,26 @@ def _controls_line(task: str, settings: Settings, window: int | None, model: tor
         parts += [f"{'hard 硬' if settings.hard else 'soft 软'} attention", where]
     else:
         parts.append("no attention 无注意力: window and soft/hard do not apply 窗口与软/硬不适用")
-    if task == "couplet":
+    if couplet:
         parts.append(_rules_summary(settings))
         if not settings.constrained:
             parts.append("the rule switches apply only with constraints on 规则仅在约束开启时生效")
     return " · ".join(parts)
 
 
-def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
+def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
           seconds: float, window: int | None, model: torch.nn.Module) -> str:
     """The Markdown line under the output: settings, normalised input, score, time, and notes.
+
+    ``couplet``: the model writes couplets (its task is constrained): characters joined, the rules listed.
 
     A Transformer's view line (layer, head) is not part of it: [`attention_view`][demo.handlers.attention_view]
     inserts it after the first line, for the layer and head on show.
     """
-    joiner = "" if task == "couplet" else " "
+    joiner = "" if couplet else " "
     has_attention = model.has_attention
     lines = [
-        _controls_line(task, settings, window, model),
+        _controls_line(couplet, settings, window, model),
         f"{len(outs)} sentences 句 · {seconds * 1000:.0f} ms" if len(outs) > 1 else f"{seconds * 1000:.0f} ms",
     ]
     for i, out in enumerate(outs, 1):
@@ -278,7 +325,7 @@ def _info(task: str, outs: list[Output], notes: Callable[[Output], list[Note]], 
             lines.append("the output hit the length limit before &lt;eos&gt;")
         for note in notes(out):
             lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + _doc_link("results", "bleu-by-length"))
-    if task == "couplet" and settings.constrained:
+    if couplet and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if settings.beam_size > 1:
         lines.append("beam search ranks finished outputs by log p ÷ length (length normalisation), so it may pick "
@@ -300,13 +347,15 @@ def _rounded(weights: torch.Tensor) -> list:
 
 
 def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str,
-                   maps: AttentionMaps | None = None) -> dict:
+                   maps: AttentionMaps | None = None, rtl: bool = False, text: str | None = None) -> dict:
     """What the views need of one sentence: pieces and words with their rows, window and centres.
 
     Args:
         out: One output.
         model: The model that produced it.
         window: The window argument it was decoded with.
+        rtl: The source script runs right to left: the figures draw the source axis that way.
+        text: The source sentence as typed (default: its tokens joined as Chinese characters).
         maps: A Transformer's maps of this output
             ([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]):
             kept as float16 tensors in ``maps`` (``encoder`` ``(L, h, S, S)``, ``decoder``
@@ -321,7 +370,9 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
     spans = word_spans(out.row_labels)
     centres = out.centres.tolist() if out.centres is not None else None
     return dict(
-        text=detokenize_chinese([u or tok for u, tok in zip(out.unknown, out.source_tokens)]),
+        text=text if text is not None else detokenize_chinese([u or tok for u, tok in zip(out.unknown,
+                                                                                     out.source_tokens)]),
+        rtl=rtl,
         source=out.source_tokens,
         output=out.row_labels,
         weights=out.weights.tolist(),
@@ -343,13 +394,14 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
 def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
     """The alignment of one sentence: rows per word (pieces merged) or per subword piece."""
     merged = not pieces and len(sentence["words"]) != len(sentence["output"])
+    rtl = bool(sentence.get("rtl"))
     if not merged:
         return alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
-                                sentence["centres"], sentence["predicted"], title=title, highlight=row)
+                                sentence["centres"], sentence["predicted"], title=title, highlight=row, rtl=rtl)
     highlight = None if row is None else sentence["word_of"][row]
     return alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"], sentence["window"],
                             sentence["word_centres"], sentence["predicted"], highlight=highlight,
-                            title=title + " · words (pieces merged: mean of their rows and centres)")
+                            title=title + " · words (pieces merged: mean of their rows and centres)", rtl=rtl)
 
 
 def _pick(maps: torch.Tensor, layer: int, head: str) -> list:
@@ -424,7 +476,8 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
     source = sentence["source"]
     encoder = alignment_figure(source, source, _pick(sentence["maps"]["encoder"], layer, head),
                                title=f"encoder self-attention 编码器自注意力 · {where}",
-                               x_title="key 键 (source 源)", y_title="query 查询 (source 源)")
+                               x_title="key 键 (source 源)", y_title="query 查询 (source 源)",
+                               rtl=bool(sentence.get("rtl")))
     decoder = _pick(sentence["maps"]["decoder"], layer, head)  # (T, T)
     output = sentence["output"]
     keys = ["<bos>", *output[:-1]]
@@ -506,14 +559,16 @@ def attention_view(state: dict | None, step: int | None = None, pieces: bool = F
         else:
             title = (f"{where} · " if where else "") + f"step 步 {row + 1}"
         heat = heatmap_figure(sentence, row, pieces, title)
-        return View(heat, step_figure(state["source"], state["output"], state["weights"], row or 0), info=info)
+        bars = step_figure(state["source"], state["output"], state["weights"], row or 0, rtl=bool(state.get("rtl")))
+        return View(heat, bars, info=info)
     view = parse_view(sentence["layers"], sentence["heads"], layer, head)
     sentence = selected(sentence, *view)
     parts = [where, "cross-attention 交叉注意力", view_words(sentence["layers"], sentence["heads"], *view),
              "" if row is None else f"step 步 {row + 1}"]
     title = " · ".join(part for part in parts if part)  # one line: plotly clips a multi-line title at the top
     heat = heatmap_figure(sentence, row, pieces, title)
-    bars = step_figure(sentence["source"], sentence["output"], sentence["weights"], row or 0)
+    bars = step_figure(sentence["source"], sentence["output"], sentence["weights"], row or 0,
+                       rtl=bool(sentence.get("rtl")))
     encoder, decoder = self_attention_figures(sentence, *view, pieces, row)
     first, _, rest = info.partition("  \n")
     info = "  \n".join(line for line in (first, _view_line(sentence, *view), rest) if line)
@@ -524,7 +579,8 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         layer: object = None, head: object = None) -> Result:
     """Decode one input with one variant and draw its alignment.
 
-    A translation input may hold several sentences: they are split at sentence-final punctuation,
+    What it does follows the model's task: a couplet model writes a 下联 under its constraints; any other
+    input may hold several sentences: they are split at sentence-final punctuation,
     translated in one batch, and each gets its own alignment (``state["sentences"]``; the figure
     shows the first, [`sentence_view`][demo.handlers.sentence_view] switches). A Transformer's
     outputs also keep every layer's and head's attention in the state, and the figures show the
@@ -532,7 +588,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
 
     Args:
         registry: Loaded models.
-        task: ``translation`` or ``couplet``.
+        task: The tab: ``translation``, ``couplet`` or ``own`` (models of your own).
         text: The user's input.
         settings: Decoding controls.
         pieces: Show one heatmap row per subword piece instead of per word.
@@ -556,27 +612,34 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     shape = registry.transformer_shape(task, settings.variant)
     if shape is not None:
         parse_view(*shape, layer, head)  # a bad choice fails before decoding
-    rules = settings.rules() if task == "couplet" else None
+    couplet = translator.task.constrained
+    rules = settings.rules() if couplet else None
     options = dict(beam_size=int(settings.beam_size), window=window, hard=settings.hard)
+    texts: list[str] | None = None  # the sentences as typed, when the library does not split them itself
     started = time.perf_counter()
     try:
         with torch.inference_mode():
-            if task == "couplet":
+            if couplet:
                 outs = translator.translate([text], constrained=settings.constrained, rules=rules,
-                                            max_tokens=MAX_CHARS[task], **options)
-            else:
+                                            max_tokens=MAX_CHARS["couplet"], **options)
+            elif translator.task.chinese_source:
                 outs = translator.translate_paragraph(text, SENTENCE_TOKENS, **options)
+            else:  # any language: split at line breaks, ! ? and … (split_sentences), each its own alignment
+                texts = split_sentences(text)
+                outs = translator.translate(texts, max_tokens=SENTENCE_TOKENS, **options)
     except InputError as err:
         raise gr.Error(f"无法翻译 / {err}") from None
     model = translator.model
     with torch.inference_mode():  # a Transformer's every layer and head (None for an RNN)
         maps = [translator.attention_maps(out, window, settings.hard) for out in outs]
     seconds = time.perf_counter() - started  # decoding and the maps: what the visitor waits for
-    sentences = [sentence_state(out, model, window, m) for out, m in zip(outs, maps)]
-    info = _info(task, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
+    rtl = is_rtl(sides(translator)[0])
+    sentences = [sentence_state(out, model, window, m, rtl, None if texts is None else texts[i])
+                 for i, (out, m) in enumerate(zip(outs, maps))]
+    info = _info(couplet, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
     state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant}
     view = attention_view(state, None, pieces, layer, head)
-    joiner = "" if task == "couplet" else " "
+    joiner = "" if couplet else " "
     return Result(joiner.join(out.text for out in outs), view.heatmap, view.bars, view.info, state, view.encoder,
                   view.decoder, view.view)
 
@@ -683,7 +746,7 @@ def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b
 
     Args:
         registry: Loaded models.
-        task: ``translation`` or ``couplet``.
+        task: The tab's models: ``translation``, ``couplet`` or ``own``.
         text: The input (for a translation paragraph, the views show its first sentence).
         a: Variant A and its controls.
         b: Variant B and its controls.

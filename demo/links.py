@@ -9,11 +9,16 @@
   ``ATTENTION_LAB_APP_URL`` (default ``http://127.0.0.1:7860/``, a local ``python app.py``; the site the
   app serves itself uses ``/``).
 
-The query: ``tab`` (``translation``, ``couplet``, ``compare`` or ``live``), ``text``, and per control
+The query: ``tab`` (``translation``, ``couplet``, ``own``, ``compare`` or ``live``), ``text``, and per control
 ``variant``, ``window``, ``hard``, ``beam`` (Compare: ``task``, and each control with an ``a_`` or ``b_``
 prefix; Live: ``task``, ``score``, ``window``, ``attention``, ``min_len``, ``max_len``, ``steps``).
 For the Transformer, ``layer`` (1-based) and ``head`` (1-based, or ``mean``) choose the attention map
 shown (Compare: ``a_layer``, ``b_head`` …); a malformed one is reported to the visitor, not ignored.
+
+``tab=own`` opens the models of your own (``python app.py --models DIR``); ``model`` names one (the name in
+its drop-down: the folder's name, or the Hub repo id), a synonym of ``variant``:
+``?tab=own&model=de-en&text=ich+sehe+den+Hund+.&beam=1``. Compare takes ``task=own`` with ``a_model`` and
+``b_model``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from urllib.parse import urlencode
 from attention_core.scores import SCORES
 
 DOCS_URL_ENV = "ATTENTION_LAB_DOCS_URL"
-TABS = ("translation", "couplet", "compare", "live")
+TASK_TABS = ("translation", "couplet", "own")
+"""Tabs that run one model on one input (the same controls; ``own``: the models of your own)."""
+TABS = (*TASK_TABS, "compare", "live")
 """Tab ids, also the values of the ``tab`` query parameter."""
 
 
@@ -87,16 +94,18 @@ def parse_controls(params: Mapping[str, str], prefix: str = "") -> dict[str, obj
     """The decoding controls found in a query (unknown or malformed values are ignored).
 
     Returns:
-        A dict with any of ``variant``, ``window``, ``hard``, ``beam`` and the couplet rules
-        ``constrained``, ``mirror``, ``no_reuse``, ``tone``, ``cliche_penalty``.
+        A dict with any of ``variant`` (or its synonym ``model``), ``window``, ``hard``, ``beam`` and the
+        couplet rules ``constrained``, ``mirror``, ``no_reuse``, ``tone``, ``cliche_penalty``.
 
     >>> parse_controls({"variant": "luong-dot", "beam": "5", "hard": "1", "window": "99"})
     {'variant': 'luong-dot', 'hard': True, 'beam': 5}
+    >>> parse_controls({"model": "de-en"})
+    {'variant': 'de-en'}
     """
     get = {key[len(prefix):]: value for key, value in params.items() if key.startswith(prefix)}
     out: dict[str, object] = {}
-    if get.get("variant"):
-        out["variant"] = get["variant"]
+    if get.get("variant") or get.get("model"):
+        out["variant"] = (get.get("variant") or get["model"])[:200]
     window = get.get("window", "")
     if window in ("default", "global") or _int(window, 1, 10) is not None:
         out["window"] = window
@@ -176,12 +185,12 @@ def parse_query(params: Mapping[str, str]) -> dict[str, object]:
     query: dict[str, object] = {"tab": tab, "text": params.get("text", "")[:1000],
                                 "controls": parse_controls(params)}
     problems: list[str] = []
-    if tab in ("translation", "couplet"):
+    if tab in TASK_TABS:
         view, problems = parse_view(params)
         if view:
             query["view"] = view
     if tab == "compare":
-        query["task"] = params.get("task") if params.get("task") in ("translation", "couplet") else "translation"
+        query["task"] = params.get("task") if params.get("task") in TASK_TABS else "translation"
         query["a"], query["b"] = parse_controls(params, "a_"), parse_controls(params, "b_")
         for side in ("a", "b"):
             view, found = parse_view(params, f"{side}_")

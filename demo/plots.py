@@ -1,7 +1,8 @@
 """Plotly figures of an alignment: pure functions from tokens and weights to ``go.Figure``.
 
 Axes are numeric positions with token tick labels, so repeated tokens (天天) stay separate
-columns; every label is HTML-escaped because plotly renders a subset of HTML in text.
+columns; every label is HTML-escaped because plotly renders a subset of HTML in text. A source in a
+right-to-left script (``rtl=True``) is drawn right to left: its first token is the rightmost column.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def _ticks(labels: Sequence[str]) -> dict:
     return ticks
 
 
+def _x_range(n: int, rtl: bool) -> list[float]:
+    """The x range of ``n`` source positions: left to right, or right to left for an ``rtl`` script."""
+    return [n - 0.5, -0.5] if rtl else [-0.5, n - 0.5]
+
+
 def alignment_figure(
     source: Sequence[str],
     output: Sequence[str],
@@ -52,6 +58,7 @@ def alignment_figure(
     highlight: int | None = None,
     x_title: str = "source 源",
     y_title: str = "output 输出",
+    rtl: bool = False,
 ) -> go.Figure:
     """Heatmap of attention weights: source tokens on x, generated tokens on y (or any keys × queries).
 
@@ -66,6 +73,7 @@ def alignment_figure(
         highlight: Row to outline (the current step when stepping through the decoding).
         x_title: Title of the x axis (the keys attended to), also used in the hover text.
         y_title: Title of the y axis (the queries, one per row).
+        rtl: The source runs right to left (Arabic, Hebrew …): the x axis starts on the right.
 
     Returns:
         The figure.
@@ -108,7 +116,7 @@ def alignment_figure(
                       line=dict(color="crimson", width=2))
     fig.update_layout(
         title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center"),  # clear of Gradio's label badge
-        xaxis=dict(side="top", title=x_title, range=[-0.5, len(xs) - 0.5], **_ticks(xs)),
+        xaxis=dict(side="top", title=x_title, range=_x_range(len(xs), rtl), **_ticks(xs)),
         yaxis=dict(autorange="reversed", title=y_title, **_ticks(ys)),
         margin=dict(l=60, r=20, t=120, b=20),
         height=max(340, 28 * len(ys) + 180),
@@ -120,7 +128,7 @@ def alignment_figure(
 
 
 def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[Sequence[float]],
-                step: int) -> go.Figure:
+                step: int, rtl: bool = False) -> go.Figure:
     """Bar chart of one decoding step: how much each source token weighs for output token ``step``.
 
     Args:
@@ -128,6 +136,7 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
         output: Generated tokens.
         weights: ``len(output) × len(source)`` weights.
         step: Row to show (0-based, clamped into range).
+        rtl: The source runs right to left: its first token is the rightmost bar.
 
     Returns:
         The figure.
@@ -145,7 +154,7 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
     fig.update_layout(
         title=dict(text=f"step {step + 1}/{len(output)}: {done} <b>[{html.escape(output[step])}]</b>", x=0.5,
                    xanchor="center"),
-        xaxis=_ticks(xs),
+        xaxis=dict(autorange="reversed", **_ticks(xs)) if rtl else _ticks(xs),
         yaxis=dict(range=[0, 1], title="weight"),
         height=280,
         margin=dict(l=50, r=20, t=60, b=30),

@@ -1,4 +1,9 @@
-"""The Gradio interface: one ``build_<tab>_tab()`` per tab, wired to the pure handlers."""
+"""The Gradio interface: one ``build_<tab>_tab()`` per tab, wired to the pure handlers.
+
+The task tabs share one builder ([`build_task_tab`][demo.ui.build_task_tab]): the bundled translation and couplet
+tabs, and the tab of your own models ([`OWN`][demo.models.OWN]), whose words, examples and script direction
+come from the model chosen in it.
+"""
 
 from __future__ import annotations
 
@@ -22,14 +27,15 @@ from demo.handlers import (
     check_view,
     compare,
     entropy_view,
+    model_summary,
     run,
     sentence_labels,
     view_choices,
     with_sentence,
 )
-from demo.links import docs_link, parse_query
+from demo.links import TASK_TABS, docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
-from demo.models import ModelRegistry
+from demo.models import OWN, ModelRegistry, is_rtl, own_examples, sides
 from demo.plots import message_figure
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
@@ -110,8 +116,9 @@ def _doc(page: str, text: str) -> str:
 def _controls(registry: ModelRegistry, task: str) -> dict:
     """The decoding controls of a tab, each with a one-line explanation."""
     c: dict = {}
-    c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task),
-                               label="score function / variant 注意力类型", elem_id=f"{task}-variant")
+    label = "your model 你的模型" if task == OWN else "score function / variant 注意力类型"
+    c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task), label=label,
+                               elem_id=f"{task}-variant")
     gr.Markdown(_doc("theory/scores", "How the decoder scores each source position: dot, scaled dot, "
                      "general (bilinear), concat (additive), or no attention at all.")
                 + " " + _doc("theory/transformer", "The Transformer scores with scaled dot in several heads and "
@@ -204,25 +211,76 @@ class TaskTab:
     head: gr.Radio
 
 
+@dataclass(frozen=True)
+class TabWords:
+    """What a task tab's boxes and button say, and which way its input and output run.
+
+    Attributes:
+        input: The input box's label.
+        placeholder: The input box's placeholder.
+        button: The run button.
+        output: The output box's label.
+        input_rtl: The input is in a right-to-left script.
+        output_rtl: The output is in a right-to-left script.
+    """
+
+    input: str
+    placeholder: str
+    button: str
+    output: str
+    input_rtl: bool = False
+    output_rtl: bool = False
+
+
+TAB_WORDS = {
+    "translation": TabWords("中文 Chinese", "输入中文句子 Type a Chinese sentence", "翻译 Translate", "English"),
+    "couplet": TabWords("上联 first line", "输入上联", "生成 Generate", "下联 second line"),
+}
+
+
+def tab_words(registry: ModelRegistry, task: str, variant: str | None = None) -> TabWords:
+    """The words of a task tab; for your own models, those of the model ``variant`` (default: the tab's first)."""
+    if task != OWN:
+        return TAB_WORDS[task]
+    translator = registry.models[OWN][variant or registry.default_variant(OWN)]
+    if translator.task.name in TAB_WORDS:  # a model of a bundled task, trained by you
+        return TAB_WORDS[translator.task.name]
+    source, target = sides(translator)
+    src, tgt = (side.get("language") or "" for side in (source, target))
+    return TabWords(f"source 源 {src}".strip(), f"Type a sentence{f' in {src}' if src else ''} 输入一句",
+                    "运行 Run", f"output 输出 {tgt}".strip(), is_rtl(source), is_rtl(target))
+
+
 def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: list[str]) -> TaskTab:
-    """One task tab: input, controls, output, heatmap, and the step-through view."""
+    """One task tab: input, controls, output, heatmap, and the step-through view.
+
+    ``task`` is ``translation``, ``couplet`` or ``own``; for your own models, choosing one in the drop-down
+    also changes the boxes' words and direction, the examples and the model's summary.
+    """
+    words = tab_words(registry, task)
+    if task == OWN:  # read once, at start-up: each model's test sources (or the one it recorded)
+        examples_of = {name: own_examples(translator) for name, translator in registry.models[OWN].items()}
+        examples = examples_of[registry.default_variant(OWN)]
     with gr.Tab(title, id=task):
+        if task == OWN:
+            gr.Markdown("Models you trained yourself (`attention-lab train --task parallel …`), opened with "
+                        "`python app.py --models DIR` or `--hub-repo ID`: the same heatmap, step view and controls "
+                        "as the bundled tabs, read from each model's saved task. 你自己训练的模型。 · "
+                        + docs_link("guide/own-data"))
+            summary = gr.Markdown(model_summary(registry, registry.default_variant(OWN)), elem_id=f"{task}-model")
         with gr.Row():
             with gr.Column(scale=3):
-                placeholder = "输入中文句子 Type a Chinese sentence" if task == "translation" else "输入上联"
-                text = gr.Textbox(label="上联 first line" if task == "couplet" else "中文 Chinese",
-                                  placeholder=placeholder, lines=1, max_lines=8, info=SUBMIT,
-                                  elem_id=f"{task}-input")
-                button = gr.Button("生成 Generate" if task == "couplet" else "翻译 Translate",
-                                   variant="primary", elem_id=f"{task}-run")
+                text = gr.Textbox(label=words.input, placeholder=words.placeholder, lines=1, max_lines=8,
+                                  info=SUBMIT, rtl=words.input_rtl, elem_id=f"{task}-input")
+                button = gr.Button(words.button, variant="primary", elem_id=f"{task}-run")
                 chosen = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[[e] for e in examples],
                                     label="examples 示例 (click to run 点击即运行)", elem_id=f"{task}-examples")
-                output = gr.Textbox(label="下联 second line" if task == "couplet" else "English",
-                                    interactive=False, elem_id=f"{task}-output")
+                output = gr.Textbox(label=words.output, interactive=False, rtl=words.output_rtl,
+                                    elem_id=f"{task}-output")
                 info = gr.Markdown(elem_id=f"{task}-info")
             with gr.Column(scale=2):
                 controls = _controls(registry, task)
-        with gr.Row(visible=task == "translation"):
+        with gr.Row(visible=task != "couplet"):
             sentence = gr.Dropdown([], value=None, label="sentence 句子 (a paragraph is translated sentence by "
                                    "sentence)", interactive=True, elem_id=f"{task}-sentence")
             pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
@@ -304,6 +362,19 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
         for control in (layer, head):
             control.input(redraw, [state, step, pieces, layer, head], drawn, api_visibility="private",
                           show_progress="hidden")
+        if task == OWN:
+            def chose(name: str) -> tuple:
+                """Another model of your own: its summary, its language's words and direction, its examples."""
+                if name not in examples_of:
+                    return tuple(gr.skip() for _ in range(4))
+                now = tab_words(registry, task, name)
+                return (model_summary(registry, name),
+                        gr.Textbox(label=now.input, placeholder=now.placeholder, rtl=now.input_rtl),
+                        gr.Textbox(label=now.output, rtl=now.output_rtl),
+                        gr.Dataset(samples=[[e] for e in examples_of[name]]))
+
+            controls["variant"].change(chose, controls["variant"], [summary, text, output, chosen],
+                                       api_visibility="private", queue=False)
     return TaskTab(text, controls, outputs, handler, pieces, layer, head)
 
 
@@ -311,11 +382,12 @@ COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
 """The controls each side of the Compare tab has (couplet rules stay at their defaults)."""
 
 
-def _side_controls(registry: ModelRegistry, side: str, variant: str | None) -> dict:
-    """One side's controls in the Compare tab."""
-    variants = registry.variants("translation")
+def _side_controls(registry: ModelRegistry, side: str, variant: str | None, task: str = "translation") -> dict:
+    """One side's controls in the Compare tab, choosing among the models of ``task``."""
+    variants = registry.variants(task)
     return {
-        "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型",
+        # the choices follow the task chosen in the page; the API may name any task's model (checked by the run)
+        "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型", allow_custom_value=True,
                                elem_id=f"compare-{side}-variant"),
         "window": gr.Dropdown(WINDOW_CHOICES, value="default", label=f"window D {side} 窗口",
                               elem_id=f"compare-{side}-window"),
@@ -331,7 +403,7 @@ class CompareTab:
     """The Compare tab's components that a URL query can set, and its run.
 
     ``views`` holds each side's Transformer layer and head selectors (``{"a": (layer, head), ...}``),
-    the last inputs of the run; ``defaults`` each side's variant at start.
+    the last inputs of the run; ``defaults`` each side's variant at start, for the task ``start``.
     """
 
     task: gr.Radio
@@ -342,6 +414,35 @@ class CompareTab:
     handler: Callable
     views: dict
     defaults: dict
+    start: str = "translation"
+
+
+COMPARE_TASKS = {"translation": "翻译 Translation", "couplet": "对联 Couplet", OWN: "你的模型 Your models"}
+"""The Compare tab's task choices (your models only when there are some)."""
+
+
+def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, str | None]:
+    """The variants A and B that Compare starts with for a task.
+
+    No attention against concat, else the first and the last (one model of your own: that model on both
+    sides, each with its own controls).
+    """
+    have = [v for _, v in registry.variants(task)]
+    first = "none" if "none" in have else (have[0] if have else None)
+    second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
+    return first, second
+
+
+def compare_example(registry: ModelRegistry, task: str) -> str:
+    """The Compare tab's input for a task (your models: the first example of the first one, if any)."""
+    if task == OWN:
+        return next(iter(own_examples(registry.models[OWN][registry.default_variant(OWN)])), "")
+    return COMPARE_EXAMPLE if task == "translation" else COUPLET_EXAMPLES[-1]
+
+
+def compare_rtl(registry: ModelRegistry, task: str) -> bool:
+    """Whether Compare's input box runs right to left for a task (the first of your models decides)."""
+    return task == OWN and is_rtl(sides(registry.models[OWN][registry.default_variant(OWN)])[0])
 
 
 def build_compare_tab(registry: ModelRegistry) -> CompareTab:
@@ -352,17 +453,18 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                     "vector, **concat** looks back at every word. Below the two heatmaps, the attention entropy "
                     "of each output step puts both on one scale. 同一输入，两种模型并排对比。 · "
                     + docs_link("theory/why"))
-        task = gr.Radio([("翻译 Translation", "translation"), ("对联 Couplet", "couplet")],
-                        value="translation", label="task 任务", elem_id="compare-task")
-        text = gr.Textbox(label="input 输入", value=COMPARE_EXAMPLE, lines=1, max_lines=8, info=SUBMIT,
-                          elem_id="compare-input")
-        names = [v for _, v in registry.variants("translation")]
-        defaults = {"a": "none" if "none" in names else None, "b": "luong-concat" if "luong-concat" in names else None}
+        tasks = [t for t in COMPARE_TASKS if t != OWN or OWN in registry.models]
+        start = "translation" if "translation" in registry.models or OWN not in registry.models else OWN
+        task = gr.Radio([(COMPARE_TASKS[t], t) for t in tasks], value=start, label="task 任务",
+                        elem_id="compare-task")
+        text = gr.Textbox(label="input 输入", value=compare_example(registry, start), lines=1, max_lines=8,
+                          info=SUBMIT, rtl=compare_rtl(registry, start), elem_id="compare-input")
+        defaults = dict(zip("ab", compare_defaults(registry, start)))
         with gr.Row():
             with gr.Column():
-                a = _side_controls(registry, "A", defaults["a"])
+                a = _side_controls(registry, "A", defaults["a"], start)
             with gr.Column():
-                b = _side_controls(registry, "B", defaults["b"])
+                b = _side_controls(registry, "B", defaults["b"], start)
         button = gr.Button("对比 Compare", variant="primary", elem_id="compare-run")
         sides = {}
         with gr.Row():
@@ -382,11 +484,9 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
 
         def switch(task_value: str) -> tuple:
             choices = registry.variants(task_value)
-            have = [v for _, v in choices]
-            first = "none" if "none" in have else (have[0] if have else None)
-            second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
-            example = COMPARE_EXAMPLE if task_value == "translation" else COUPLET_EXAMPLES[-1]
-            return gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second), example
+            first, second = compare_defaults(registry, task_value)
+            return (gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second),
+                    gr.Textbox(value=compare_example(registry, task_value), rtl=compare_rtl(registry, task_value)))
 
         task.input(switch, task, [a["variant"], b["variant"], text], api_visibility="private")
         A, B = sides["A"], sides["B"]
@@ -433,7 +533,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                                                                        entropy],
                           api_visibility="private", show_progress="hidden")
     views = {"a": (A["layer"], A["head"]), "b": (B["layer"], B["head"])}
-    return CompareTab(task, text, a, b, outputs, handler, views, defaults)
+    return CompareTab(task, text, a, b, outputs, handler, views, defaults, start)
 
 
 LIVE_CONCURRENCY = 2
@@ -524,7 +624,7 @@ def _asked_views(registry: ModelRegistry, query: dict, compare_tab: CompareTab) 
     ``where`` is the task tab's name, or ``"a"``/``"b"`` for a Compare side; only what the query asks for.
     """
     tab, asked = query.get("tab"), {}
-    if tab in ("translation", "couplet") and query.get("view"):
+    if tab in TASK_TABS and tab in registry.models and query.get("view"):
         variant = query["controls"].get("variant") or registry.default_variant(tab)
         asked[tab] = (tab, variant, *check_view(registry, tab, variant, query["view"]))
     if tab == "compare":
@@ -532,10 +632,38 @@ def _asked_views(registry: ModelRegistry, query: dict, compare_tab: CompareTab) 
         for side in ("a", "b"):
             if query.get(f"{side}_view"):
                 first = next(iter(registry.variants(task)), (None, None))[1]
-                default = compare_tab.defaults[side] if task == "translation" else first
+                default = compare_tab.defaults[side] if task == compare_tab.start else first
                 variant = query[side].get("variant") or default
                 asked[side] = (task, variant, *check_view(registry, task, variant, query[f"{side}_view"]))
     return asked
+
+
+def known_variants(registry: ModelRegistry, query: dict, compare_start: str = "translation") -> tuple[dict, list[str]]:
+    """A URL query without the variants (models) that are not loaded here, and a message for each.
+
+    Args:
+        registry: Loaded models.
+        query: What [`parse_query`][demo.links.parse_query] read.
+        compare_start: The task Compare starts with (its sides' choices when the query names none).
+
+    Returns:
+        ``(query, problems)``: the query with each unknown ``variant`` dropped (the tab keeps its own).
+    """
+    tab, problems = query.get("tab"), []
+    places = [(tab, "controls", "")] if tab in TASK_TABS else []
+    if tab == "compare":
+        places = [(query.get("task") if query.get("task") in registry.models else compare_start, side, f"{side}_")
+                  for side in ("a", "b")]
+    query = dict(query)
+    for task, key, prefix in places:
+        wanted = query.get(key, {}).get("variant")
+        have = [v for _, v in registry.variants(task)]
+        if wanted is not None and wanted not in have:
+            query[key] = {k: v for k, v in query[key].items() if k != "variant"}
+            shown = ", ".join(have) or "none"
+            problems.append(f"{prefix}{'model' if task == OWN else 'variant'}={wanted[:60]}: 没有这个模型 / no such "
+                            f"model is loaded here (available: {shown})")
+    return query, problems
 
 
 def _view_restored(asked: tuple | None, registry: ModelRegistry) -> list:
@@ -562,7 +690,8 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
     targets += list(live.controls.values())
 
     def restore(request: gr.Request) -> list:
-        query = parse_query(dict(request.query_params) if request else {})
+        query, _ = known_variants(registry, parse_query(dict(request.query_params) if request else {}),
+                                  compare_tab.start)
         tab = query.get("tab")
         asked = _asked_views(registry, query, compare_tab)
         updates: list = [gr.Tabs(selected=tab) if tab else gr.skip()]
@@ -573,7 +702,7 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
             updates += _view_restored(asked.get(name), registry)
         mine = tab == "compare"
         choices = None
-        if mine and query.get("task") != "translation":
+        if mine and query.get("task") != compare_tab.start and query.get("task") in registry.models:
             choices = registry.variants(query["task"])
             updates.append(gr.update(value=query["task"]))
         else:
@@ -591,8 +720,9 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
 
     def warn(request: gr.Request) -> None:
         """Say what in the URL query could not be used (a warning each), instead of ignoring it."""
-        query = parse_query(dict(request.query_params) if request else {})
-        problems = [*query.get("problems", []),
+        query, unknown = known_variants(registry, parse_query(dict(request.query_params) if request else {}),
+                                        compare_tab.start)
+        problems = [*query.get("problems", []), *unknown,
                     *(p for *_, p in _asked_views(registry, query, compare_tab).values() if p)]
         for problem in problems:
             gr.Warning(html.escape(problem), title="URL")
@@ -626,11 +756,14 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
             "# Attention Lab 注意力实验室\n"
             "See where an RNN encoder–decoder" + (" (and a Transformer, head by head)" if transformer else "")
             + " looks while it writes each word: translation 中文 → English "
-            "and couplets 上联 → 下联, with every classic attention mechanism. "
+            "and couplets 上联 → 下联" + (", and the models you trained yourself" if OWN in registry.models else "")
+            + ", with every classic attention mechanism. "
             f"Models: `{registry.source}` · " + docs_link("", text="documentation 文档")
         )
         task_tabs: dict[str, TaskTab] = {}
         with gr.Tabs() as tabs:
+            if OWN in registry.models:  # first: the app was started on them
+                task_tabs[OWN] = build_task_tab(registry, OWN, "你的模型 Your models", [])
             if "translation" in registry.models:
                 task_tabs["translation"] = build_task_tab(registry, "translation", "翻译 Translation",
                                                           TRANSLATION_EXAMPLES)
@@ -648,9 +781,16 @@ def warm(registry: ModelRegistry) -> None:
     The first request otherwise pays for plotly's validators and Gradio's plot serialisation.
     """
     plot = gr.Plot()
-    for task, example in (("translation", TRANSLATION_EXAMPLES[1]), ("couplet", COUPLET_EXAMPLES[1])):
-        if task not in registry.models:
+    own = registry.models.get(OWN, {}).get(registry.default_variant(OWN) or "")
+    data = own.meta.get("data") if own is not None else None
+    own_example = data.get("example") if isinstance(data, dict) else None
+    for task, example in (("translation", TRANSLATION_EXAMPLES[1]), ("couplet", COUPLET_EXAMPLES[1]),
+                          (OWN, own_example)):
+        if task not in registry.models or not isinstance(example, str) or not example.strip():
             continue
-        result = run(registry, task, example, Settings(registry.default_variant(task)))
+        try:
+            result = run(registry, task, example, Settings(registry.default_variant(task)))
+        except gr.Error:  # a model of your own may record an example it cannot read: nothing to warm
+            continue
         plot.postprocess(result.figure)
         plot.postprocess(result.steps)

@@ -45,11 +45,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch_app(models: Path | None = None, docs: Path | None = None) -> tuple[subprocess.Popen, str]:
+def launch_app(models: Path | None = None, docs: Path | None = None, args: tuple[str, ...] = (),
+               env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``python app.py`` (the bundled models unless ``models`` is given); wait until it answers.
 
     ``docs``: where the app builds (and serves at ``/docs``) its documentation site. Default: a stub site in a
-    temporary folder, so the app builds nothing and writes nothing inside the repository.
+    temporary folder, so the app builds nothing and writes nothing inside the repository. ``args``: more
+    options (``--hub-repo ID``); ``env``: more environment variables (a local Hub server's ``HF_ENDPOINT``).
     """
     port = free_port()
     if docs is None:
@@ -59,7 +61,8 @@ def launch_app(models: Path | None = None, docs: Path | None = None) -> tuple[su
     cmd = [sys.executable, str(ROOT / "app.py"), "--port", str(port), "--docs", str(docs)]
     if models is not None:
         cmd += ["--models", str(models)]
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1"}
+    cmd += list(args)
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1", **(env or {})}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     url = f"http://127.0.0.1:{port}/"
