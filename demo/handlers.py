@@ -391,6 +391,10 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
     )
 
 
+PIECES_MERGED = "words (pieces merged: mean of their rows and centres)"
+"""The heatmap's second title line in the word view."""
+
+
 def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
     """The alignment of one sentence: rows per word (pieces merged) or per subword piece."""
     merged = not pieces and len(sentence["words"]) != len(sentence["output"])
@@ -399,9 +403,12 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
         return alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
                                 sentence["centres"], sentence["predicted"], title=title, highlight=row, rtl=rtl)
     highlight = None if row is None else sentence["word_of"][row]
-    return alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"], sentence["window"],
-                            sentence["word_centres"], sentence["predicted"], highlight=highlight,
-                            title=title + " · words (pieces merged: mean of their rows and centres)", rtl=rtl)
+    figure = alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"], sentence["window"],
+                              sentence["word_centres"], sentence["predicted"], highlight=highlight, rtl=rtl,
+                              title=f"{title}<br><span style='font-size:12px'>{PIECES_MERGED}</span>")
+    # a second, smaller line (one long line was clipped in Compare's half-width panels); the pad keeps the
+    # first line inside the figure
+    return figure.update_layout(title_pad_t=18)
 
 
 def _pick(maps: torch.Tensor, layer: int, head: str) -> list:

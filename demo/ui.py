@@ -424,10 +424,14 @@ COMPARE_TASKS = {"translation": "翻译 Translation", "couplet": "对联 Couplet
 def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, str | None]:
     """The variants A and B that Compare starts with for a task.
 
-    No attention against concat, else the first and the last (one model of your own: that model on both
-    sides, each with its own controls).
+    No attention against concat, else the first and the last. Your models: the first, and the last one that
+    reads the same source language (else the first again, each side with its own controls).
     """
     have = [v for _, v in registry.variants(task)]
+    if task == OWN:
+        language = sides(registry.models[OWN][have[0]])[0].get("language")
+        same = [v for v in have if sides(registry.models[OWN][v])[0].get("language") == language]
+        return have[0], same[-1]
     first = "none" if "none" in have else (have[0] if have else None)
     second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
     return first, second
@@ -647,9 +651,13 @@ def known_variants(registry: ModelRegistry, query: dict, compare_start: str = "t
         compare_start: The task Compare starts with (its sides' choices when the query names none).
 
     Returns:
-        ``(query, problems)``: the query with each unknown ``variant`` dropped (the tab keeps its own).
+        ``(query, problems)``: the query with each unknown ``variant`` dropped (the tab keeps its own), and
+        without its ``tab`` when that tab's models are not loaded (``tab=own`` without models of your own).
     """
     tab, problems = query.get("tab"), []
+    if tab in TASK_TABS and tab not in registry.models:
+        where = "--models DIR or --hub-repo ID" if tab == OWN else "the bundled zoo"
+        return {}, [f"tab={tab}: 这里没有这类模型 / no such models are loaded here (start the app with {where})"]
     places = [(tab, "controls", "")] if tab in TASK_TABS else []
     if tab == "compare":
         places = [(query.get("task") if query.get("task") in registry.models else compare_start, side, f"{side}_")

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 
 import gradio as gr
 import pytest
-from app_fixtures import ROOT, free_port, launch_app
+from app_fixtures import ROOT, free_port, launch_app, small_registry
 from corpus import SCREENSHOTS
 from gradio_client import Client
 
@@ -30,7 +30,7 @@ from attention_core.hub import ModelLoadError
 from demo.handlers import Settings, compare, model_summary, run
 from demo.links import app_query, parse_query
 from demo.models import BUNDLED, OWN, ModelRegistry, model_layout, own_examples
-from demo.ui import known_variants
+from demo.ui import compare_defaults, known_variants, tab_words
 
 TAB = "你的模型 Your models"
 TINY = ["--hidden", "32", "--emb", "32", "--quiet"]
@@ -117,6 +117,10 @@ def test_the_task_and_direction_come_from_the_saved_model(registry):
     assert "source 源: words 词" in summary and "right to left" in summary and "`he-en.tsv`" in summary
     assert "BPE pieces" in model_summary(registry, "de-en") and "right to left" not in model_summary(registry, "de-en")
     assert all(len(e) > 0 for e in own_examples(registry.models[OWN]["de-en"]))
+    hebrew, german = tab_words(registry, OWN, "he-en"), tab_words(registry, OWN, "de-en")
+    assert (hebrew.input, hebrew.output, hebrew.input_rtl, hebrew.output_rtl) == ("source 源 he", "output 输出 en",
+                                                                                True, False)
+    assert not german.input_rtl and german.placeholder == "Type a sentence in de 输入一句"
 
 
 def test_a_run_is_the_library_output_with_an_eos_row_per_output_token(registry):
@@ -145,6 +149,7 @@ def test_a_right_to_left_source_is_drawn_right_to_left(registry):
 
 
 def test_compare_takes_two_of_your_models(registry):
+    assert compare_defaults(registry, OWN) == ("de-en", "de-en")  # he-en reads another language
     both = compare(registry, OWN, GERMAN, Settings("de-en"), Settings("he-en", hard=True))
     assert both.a.text and both.b.text and "hard" in both.b.info
     assert "he-en" in both.b.info and both.a.state["rtl"] is False and both.b.state["rtl"] is True
@@ -182,6 +187,9 @@ def test_url_parameters_open_a_model_of_your_own(registry):
     sides = parse_query({"tab": "compare", "task": "own", "a_model": "de-en", "b_model": "nope"})
     checked, problems = known_variants(registry, sides)
     assert checked["a"] == {"variant": "de-en"} and checked["b"] == {} and problems[0].startswith("b_model=nope")
+    assert known_variants(small_registry(), parse_query({"tab": "own", "text": "x"})) == (
+        {}, ["tab=own: 这里没有这类模型 / no such models are loaded here (start the app with --models DIR or "
+             "--hub-repo ID)"])
 
 
 @pytest.fixture(scope="module")
@@ -296,3 +304,19 @@ def test_browser_runs_your_model_and_draws_its_heatmap(app_url):
         page.wait_for_function(f"() => {{ const p = document.querySelector('{heat}');"
                                " return p && p.layout.xaxis.range[0] > 0; }", timeout=30_000)
         page.screenshot(path=str(SCREENSHOTS / "app-own-rtl.png"), full_page=True)
+
+        page.get_by_role("tab", name="对比 Compare").click()  # Compare with your models: both sides choose among them
+        page.locator("#compare-task").get_by_text("你的模型 Your models").click()
+        page.wait_for_function("() => document.querySelector('#compare-input textarea').value.endsWith(' .')",
+                               timeout=30_000)
+        page.locator("#compare-B-hard").get_by_text("hard 硬").click()
+        page.locator("#compare-run").click()
+        for side in ("A", "B"):
+            page.wait_for_function(f"() => {{ const t = document.querySelector('#compare-{side}-output textarea');"
+                                   " return t && t.value.length > 3; }", timeout=60_000)
+            page.locator(f"#compare-{side}-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+        assert "de-en" in page.locator("#compare-A-info").inner_text()  # B: the same model, hard (not he-en)
+        assert "de-en" in page.locator("#compare-B-info").inner_text()
+        assert "hard" in page.locator("#compare-B-info").inner_text()
+        assert page.locator(".toast-body.error").count() == 0
+        page.screenshot(path=str(SCREENSHOTS / "app-own-compare.png"), full_page=True)
