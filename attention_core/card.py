@@ -14,6 +14,9 @@ from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.parallel import PARALLEL
 from attention_core.pipeline import Translator
 
+CARD_MARK = "<!-- written by attention-lab push: delete this line to keep your edits on the next push -->"
+"""The line that marks a card as ours: [`push`][attention_core.hub.push] writes such a card again each time."""
+
 
 def architecture(cfg: ModelConfig) -> str:
     """One sentence (three short lines) on the architecture, ending in a comma before the parameter count."""
@@ -85,6 +88,7 @@ tags:
 - {"transformer" if cfg.decoder == TRANSFORMER else "rnn"}
 - translation
 ---
+{CARD_MARK}
 
 # Attention Lab — {pair} — `{cfg.decoder}` / `{cfg.score}`
 

@@ -99,6 +99,7 @@ def _add_corpus_reading(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-field", default="source", help="jsonl / hf: source field (dotted: translation.de)")
     p.add_argument("--target-field", default="target", help="jsonl / hf: target field (dotted: translation.en)")
     p.add_argument("--hf-split", default="train", help="hf: the dataset split to read")
+    p.add_argument("--hf-config", default=None, help="hf: the dataset configuration, e.g. de-en for wmt19")
 
 
 def _add_own_corpus(p: argparse.ArgumentParser) -> None:
@@ -125,7 +126,7 @@ def _own_splits(args: argparse.Namespace) -> tuple[TaskSpec, Source, Source | No
     if args.extra:
         raise InputError(f"--extra names the bundled corpora; with --task {PARALLEL} give --corpus (and --dev, --test)")
     reading = dict(fmt=args.format, source_field=args.source_field, target_field=args.target_field,
-                   split=args.hf_split)
+                   split=args.hf_split, config=args.hf_config)
     train = Source.of(args.corpus, **reading)
     dev = Source.of(args.dev, **{**reading, "split": "validation"}) if args.dev else None
     test = Source.of(args.test, **{**reading, "split": "test"}) if args.test else None
@@ -356,7 +357,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "evaluate":
         translator = _load(args.model, args.device)
         if args.test:
-            pairs = Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split).read().pairs
+            pairs = Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split,
+                              args.hf_config).read().pairs
         else:
             if translator.task.name == PARALLEL:
                 splits = splits_from_info(translator.meta.get("data"))
@@ -383,7 +385,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         text = json.dumps(report, ensure_ascii=False, indent=2)
         if args.report:
             atomic_write_text(args.report, text)
-        summary = {k: report[k] for k in ("n", "bleu", "chrf", "decode_seconds")}
+        summary = {k: round(report[k], 2) if isinstance(report[k], float) else report[k]
+                   for k in ("n", "bleu", "chrf", "decode_seconds")}
         if "couplet" in report:
             summary["couplet"] = report["couplet"]
         print(json.dumps(summary, ensure_ascii=False))

@@ -29,7 +29,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from attention_core.card import own_model_card
+from attention_core.card import CARD_MARK, own_model_card
 from attention_core.config import ModelConfig
 from attention_core.data import Task, get_task
 from attention_core.hubio import upload
@@ -449,8 +449,10 @@ def push(
         path_in_repo: Upload into this subfolder, e.g. ``translation/none`` to fill a zoo repo
             that ``python app.py --hub-repo`` can serve; ``""`` for the repo's root.
 
-    A model of your own (``--task parallel``) without a ``README.md`` gets one first
-    ([`own_model_card`][attention_core.card.own_model_card]): what it was trained on and how to open it.
+    A model of your own (``--task parallel``) gets a model card
+    ([`own_model_card`][attention_core.card.own_model_card]: what it was trained on and how to open it), written
+    afresh on every push unless you wrote your own ``README.md`` (a card without the line
+    [`CARD_MARK`][attention_core.card.CARD_MARK]); it is saved beside the model after the upload succeeds.
 
     Returns:
         The URL of the commit.
@@ -461,8 +463,14 @@ def push(
     """
     translator = load_folder(folder)  # never upload a broken model
     folder, prefix = Path(folder), path_in_repo.strip("/") + "/" if path_in_repo.strip("/") else ""
-    if translator.task.name == PARALLEL and not (folder / "README.md").is_file():
-        atomic_write_text(folder / "README.md", own_model_card(translator, repo_id))
-    files = {prefix + name: folder / name for name in (*FILES, *OPTIONAL_FILES, "README.md")
-             if (folder / name).is_file()}
-    return upload(repo_id, files, "model", token=token, private=private, message=message)
+    files: dict[str, Path | bytes] = {prefix + name: folder / name for name in (*FILES, *OPTIONAL_FILES, "README.md")
+                                      if (folder / name).is_file()}
+    readme = folder / "README.md"
+    card = None
+    if translator.task.name == PARALLEL and (not readme.is_file() or CARD_MARK in readme.read_text(encoding="utf-8")):
+        card = own_model_card(translator, repo_id)  # a card of ours is written again: the model or repo may be new
+        files[prefix + "README.md"] = card.encode("utf-8")
+    url = upload(repo_id, files, "model", token=token, private=private, message=message)
+    if card is not None:
+        atomic_write_text(readme, card)  # kept beside the model only once it is on the Hub
+    return url

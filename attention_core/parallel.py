@@ -290,7 +290,7 @@ def _read_jsonl(path: Path, source_field: str, target_field: str) -> Corpus:
     return Corpus(pairs, skipped, str(path))
 
 
-def _read_hf(name: str, split: str, source_field: str, target_field: str) -> Corpus:
+def _read_hf(name: str, split: str, source_field: str, target_field: str, config: str | None = None) -> Corpus:
     try:
         import datasets
     except ImportError:
@@ -304,7 +304,7 @@ def _read_hf(name: str, split: str, source_field: str, target_field: str) -> Cor
                     raise DataError(f"dataset {name} has no split {split!r}; it has {', '.join(data)}")
                 data = data[split]
         else:
-            data = datasets.load_dataset(name, split=split)
+            data = datasets.load_dataset(name, config, split=split)
     except DataError:
         raise
     except Exception as err:  # offline, unknown id, unreadable folder: one line, not a traceback
@@ -364,6 +364,7 @@ class Source:
         source_field: JSON lines / dataset: the source field.
         target_field: JSON lines / dataset: the target field.
         split: Dataset: the split to read.
+        config: Dataset: the configuration (``de-en`` of ``wmt19``), for a dataset id that has several.
     """
 
     paths: tuple[str, ...]
@@ -371,18 +372,19 @@ class Source:
     source_field: str = "source"
     target_field: str = "target"
     split: str = "train"
+    config: str | None = None
 
     @classmethod
     def of(cls, paths: Sequence[str], fmt: str = "auto", source_field: str = "source", target_field: str = "target",
-           split: str = "train") -> Source:
+           split: str = "train", config: str | None = None) -> Source:
         """A source with its format resolved (``auto`` → the real one)."""
         paths = tuple(str(p) for p in paths)
-        return cls(paths, corpus_format(paths, fmt), source_field, target_field, split)
+        return cls(paths, corpus_format(paths, fmt), source_field, target_field, split, config)
 
     def read(self) -> Corpus:
         """Read the pairs (see the module docstring for the formats and their errors)."""
         if self.format == "hf":
-            return _read_hf(self.paths[0], self.split, self.source_field, self.target_field)
+            return _read_hf(self.paths[0], self.split, self.source_field, self.target_field, self.config)
         if self.format == "lines":
             return _read_lines(Path(self.paths[0]), Path(self.paths[1]))
         if self.format == "jsonl":
@@ -407,7 +409,7 @@ class Source:
         """
         try:
             source = cls(tuple(record["paths"]), record["format"], record["source_field"], record["target_field"],
-                         record["split"])
+                         record["split"], record.get("config"))
         except (KeyError, TypeError):
             raise DataError(f"the model's data record is unreadable: {record!r:.120}") from None
         for path, digest in zip(source.paths, record.get("sha256", [])):

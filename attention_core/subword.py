@@ -121,7 +121,9 @@ class Subwords:
             min_frequency: A pair must occur this often to be merged.
 
         Returns:
-            The model. Training is deterministic for the same sentences.
+            The model. Training is not bit-for-bit repeatable across processes: ``tokenizers`` breaks ties
+            between equally frequent pairs in hash order, so a run saves its model (``subwords.json``) and a
+            resumed run reads it back rather than learning it again.
         """
         if vocab_size < len(SPECIALS) + 1:
             raise ValueError(f"subword vocab_size must be more than {len(SPECIALS)}, got {vocab_size}")

@@ -9,7 +9,7 @@ Dataset repos (``repo_type="dataset"``) are the same under ``/datasets/...`` and
 stored in ``root/datasets/{namespace}/{name}/``.
 
 Uploads speak what ``HfApi.create_repo`` and ``HfApi.upload_folder`` send (huggingface_hub 1.x–2.x):
-``POST /api/repos/create`` (``{"name", "organization", ...}``; 409 if the repo exists),
+``POST /api/repos/create`` (``{"name", "organization", ...}``; 409 with the repo's URL if it exists),
 ``POST /api/validate-yaml`` (the model card's metadata, always accepted),
 ``POST /api/models/{ns}/{name}/preupload/{revision}`` (every file is answered ``"regular"``, so no
 LFS or Xet transfer is needed) and ``POST /api/models/{ns}/{name}/commit/{revision}`` (ndjson: a
@@ -127,7 +127,8 @@ def serve(root: Path, tokens: frozenset[str] = frozenset()) -> tuple[ThreadingHT
                 repo_id = f"{payload['organization']}/{payload['name']}"
                 repo = (root / "datasets" if payload.get("type") == "dataset" else root) / repo_id
                 if repo.is_dir():
-                    return self._reply(409, error="You already created this model repo")
+                    message = "You already created this model repo"  # the Hub names the repo's URL, as here
+                    return self._reply(409, {"error": message, "url": f"{endpoint}/{repo_id}"}, error=message)
                 repo.mkdir(parents=True)
                 return self._reply(200, {"url": f"{endpoint}/{repo_id}", "name": repo_id})
             if len(parts) < 6 or parts[:2] not in (["api", "models"], ["api", "datasets"]) \

@@ -266,3 +266,74 @@ def test_cli_refuses_parallel_without_a_corpus_and_with_bundled_extras(tmp_path)
     assert result.returncode == 2 and result.stderr.startswith("error: --task parallel needs --corpus FILE")
     assert main(["train", "--task", "parallel", "--corpus", "x.tsv", "--extra", "cmn-eng-extra", "--out",
                  str(tmp_path / "m")]) == 2
+
+
+CARD_SCRIPT = """
+import json, sys
+from attention_core.hub import push
+from attention_core.hubio import HubError
+model = sys.argv[1]
+try:
+    push(model, "you/de-en", token="wrong")
+except HubError as err:
+    print("refused", flush=True)
+push(model, "you/de-en", token="secret")
+push(model, "you/de-en-v2", token="secret")
+"""
+
+
+def test_push_writes_the_card_after_the_upload_and_again_for_a_new_repo_but_keeps_a_card_you_wrote(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from hub_server import serve
+
+    from attention_core.card import CARD_MARK
+
+    out = _train(tmp_path)
+    server, endpoint = serve(tmp_path / "repos", tokens=frozenset({"secret"}))
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    try:
+        result = subprocess.run([sys.executable, "-c", CARD_SCRIPT, str(out)], env=env, capture_output=True,
+                                text=True, timeout=120)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "refused" in result.stdout
+        card = (out / "README.md").read_text(encoding="utf-8")
+        assert CARD_MARK in card and "--repo you/de-en-v2" in card  # written again for the second repo
+        first = (tmp_path / "repos" / "you" / "de-en" / "README.md").read_text(encoding="utf-8")
+        assert "--repo you/de-en --out" in first
+        (out / "README.md").write_text("# My own card\n", encoding="utf-8")  # a card you wrote is yours
+        result = subprocess.run([sys.executable, "-c", "import sys; from attention_core.hub import push; "
+                                 "push(sys.argv[1], 'you/de-en', token='secret')", str(out)], env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr[-3000:]
+    finally:
+        server.shutdown()
+    assert (tmp_path / "repos" / "you" / "de-en" / "README.md").read_text(encoding="utf-8") == "# My own card\n"
+    assert (out / "README.md").read_text(encoding="utf-8") == "# My own card\n"
+
+
+def test_a_card_is_not_left_behind_by_a_push_the_hub_refused(tmp_path, monkeypatch):
+    out = _train(tmp_path)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert main(["push", "--model", str(out), "--repo", "you/de-en"]) == 2
+    assert not (out / "README.md").exists()
+
+
+def test_a_dataset_id_with_a_configuration_is_read_with_it(monkeypatch):
+    datasets = pytest.importorskip("datasets", reason="the optional package datasets (requirements.txt installs it)")
+    calls = []
+
+    def load_dataset(name, config=None, split=None):
+        calls.append((name, config, split))
+        return datasets.Dataset.from_list([{"translation": {"de": "Hallo", "en": "Hello"}}])
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    source = Source.of(["wmt/wmt19"], source_field="translation.de", target_field="translation.en",
+                       split="validation", config="de-en")
+    assert source.format == "hf" and source.read().pairs == [("Hallo", "Hello")]
+    assert calls == [("wmt/wmt19", "de-en", "validation")]
+    assert source.record()["config"] == "de-en"
