@@ -209,7 +209,8 @@ class Translator:
         """Split a paragraph into sentences and translate them in one batch, in order.
 
         Sentences end at sentence-final punctuation or line breaks
-        ([`split_sentences`][attention_core.text.split_sentences]); one longer than
+        ([`split_sentences`][attention_core.text.split_sentences]; for a model of your own that reads a
+        language other than Chinese, also at a ``.`` between a letter and a space); one longer than
         ``max_sentence_tokens`` characters is cut further at clause punctuation, and a clause that is
         still longer is refused.
 
@@ -225,13 +226,14 @@ class Translator:
         Raises:
             InputError: On empty or non-Chinese input, or a sentence over the limit.
         """
-        sentences = split_sentences(text or "", max_sentence_tokens)
+        chinese = self.task.chinese_source
+        sentences = split_sentences(text or "", max_sentence_tokens, spaced=not chinese)
         if not sentences:
             raise InputError("the input is empty: type a sentence first")
         merged: list[str] = []  # a fragment without Chinese ("2013.", "OK!") joins its neighbour
         pending = ""
         for sentence in sentences:
-            if has_chinese(sentence):
+            if has_chinese(sentence) or not chinese:  # a model of your own reads any language
                 merged.append(pending + sentence)
                 pending = ""
             elif merged:

@@ -35,6 +35,8 @@ _CLOSERS = "”’」』）)》"
 # Chinese character or as "...", so numbers (3.5) and Latin abbreviations (U.S.A.) are never cut
 _SENTENCE_END = re.compile(rf"(?:[。！？!?．｡]+|…+|\.{{3,}}|(?<=[^\x00-\x7f])\.(?!\.))[{re.escape(_CLOSERS)}]*")
 _CLAUSE_END = re.compile(rf"[，,；;：:、][{re.escape(_CLOSERS)}]*")
+_SPACED_PERIOD = re.compile(rf"(?<=[^\s\d.])\.[{re.escape(_CLOSERS)}]*(?=\s)")
+"""A ``.`` after a letter and before a space: a sentence end in languages written with spaces."""
 
 
 @functools.cache
@@ -76,11 +78,13 @@ def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
-def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
+def split_sentences(text: str, max_chars: int | None = None, spaced: bool = False) -> list[str]:
     """Split a paragraph into sentences at line breaks and sentence-final punctuation.
 
     A sentence ends after ``。！？!?``, ``…``, ``...`` or a ``.`` that follows a Chinese character
-    (not ``3.5`` or ``U.S.A.``), together with any closing quotes or brackets that follow. With
+    (not ``3.5`` or ``U.S.A.``), together with any closing quotes or brackets that follow; with ``spaced``
+    (a language written with spaces, such as German), also after a ``.`` that follows a letter and
+    comes before a space (``Hund. Die`` splits, ``3.5`` and ``z.B.`` inside a word do not). With
     ``max_chars``, a sentence longer than that is cut further after clause punctuation (``，；：、``),
     packing clauses greedily up to ``max_chars``; a clause that is longer on its own stays as it is
     (the caller decides).
@@ -88,6 +92,7 @@ def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
     Args:
         text: One or more sentences.
         max_chars: Optional length above which sentences are cut at clause punctuation.
+        spaced: Also end sentences at a ``.`` between a letter and a space.
 
     Returns:
         The sentences in order, stripped; ``[]`` for blank text.
@@ -99,8 +104,12 @@ def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
         ['它花了3.5元']
         >>> split_sentences("第一句，第二句，第三句。", max_chars=8)
         ['第一句，第二句，', '第三句。']
+        >>> split_sentences("Ich sehe den Hund. Er kostet 3.5 Euro! Gut", spaced=True)
+        ['Ich sehe den Hund.', 'Er kostet 3.5 Euro!', 'Gut']
     """
     sentences = [s for line in text.splitlines() for s in _cut(line, _SENTENCE_END)]
+    if spaced:
+        sentences = [piece for sentence in sentences for piece in _cut(sentence, _SPACED_PERIOD)]
     if max_chars is None:
         return sentences
     out: list[str] = []

@@ -27,6 +27,7 @@ from attention_core.parallel import (
     split_parallel,
     splits_from_info,
 )
+from attention_core.pipeline import InputError
 from attention_core.subword import Subwords
 
 SUBJECTS = [("ich", "i"), ("du", "you"), ("wir", "we"), ("sie", "they"), ("er", "he")]
@@ -337,3 +338,11 @@ def test_a_dataset_id_with_a_configuration_is_read_with_it(monkeypatch):
     assert source.format == "hf" and source.read().pairs == [("Hallo", "Hello")]
     assert calls == [("wmt/wmt19", "de-en", "validation")]
     assert source.record()["config"] == "de-en"
+
+
+def test_a_paragraph_in_a_language_written_with_spaces_is_split_into_its_sentences(tmp_path):
+    translator = load_folder(_train(tmp_path))
+    outputs = translator.translate_paragraph("ich sehe den alten Hund. wir mögen die Katze! er kostet 3.5 Euro")
+    assert [o.source_tokens[0] for o in outputs] == ["ich", "wir", "er"] and len(outputs[2].source_tokens) > 3
+    with pytest.raises(InputError, match="empty"):
+        translator.translate_paragraph("   ")
