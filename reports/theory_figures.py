@@ -21,6 +21,8 @@ the app on the same input and settings (the docs put an "open in the app" link u
 | ``theory-positions`` | transformer | the Transformer's sinusoidal position table; two positions' dot products |
 | ``theory-causal-mask`` | transformer | the decoder's causal mask beside one self-attention head: 0 above it |
 | ``theory-bottleneck`` | why | toy reverse task: token accuracy by length, attention vs none |
+| ``theory-alignment`` | alignment | a human-aligned sentence: forced attention, gold links, hits/misses, AER |
+| ``theory-gradient`` | alignment | attention beside input × gradient importance, Kendall's τ per output token |
 
 The raw scores ``e_t = score(h_t, h̄_s)`` are not part of a decoder step's output, so
 [`replay`][reports.theory_figures.replay] feeds a decoded output back through ``Seq2Seq.step`` (the same
@@ -46,8 +48,11 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
+from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, read_gold
 from attention_core.attention import attention
+from attention_core.attribution import input_x_gradient
 from attention_core.batch import make_batch
+from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
 from attention_core.metrics import attention_entropy, diagonality
 from attention_core.pipeline import Output, Translator
@@ -90,6 +95,17 @@ POSITION_QUERIES = (10, 30)
 """Positions whose dot product with every other position the position figure draws."""
 TINY = dict(states=4, size=4, seed=3, score="dot")
 """The toy step-through: ``states`` encoder states of ``size`` dimensions, drawn with ``seed``, scored by ``score``."""
+ALIGNMENT_SET = "denero"
+"""The gold set of the alignment figure (``attention_core.alignment.GOLD_SETS``)."""
+ALIGNMENT_TEXT = "当晚,他向沙龙通报了与阿拉法特会谈的情况。"
+"""The gold sentence of the alignment figure (DeNero #74, its Chinese words joined): short, with a reordering
+(向 沙龙 通报 → *briefed Sharon*) and two names (沙龙 Sharon, 阿拉法特 Arafat) that never occur in the Tatoeba
+corpus."""
+ALIGNMENT_NAME = "DeNero & Macherey #74 (NIST MT02 news)"
+"""Where the alignment figure's sentence comes from, for its title (0-based line 73 of ``train.zh``)."""
+GRADIENT_TEXT = "我的梦想是成为医生。"
+"""The gradient figure's test sentence: translated correctly (greedy), and its mean τ, 0.29, is the median of the
+test sentences of 7–10 characters among the first 200."""
 
 SCORE_FORMULAS = {
     "dot": "{q}ᵀ h̄<sub>s</sub>",
@@ -896,6 +912,180 @@ def bottleneck_figure(result: BottleneckResult) -> go.Figure:
     )
     return fig
 
+LINK_MARKS = {
+    "hit": ("hit 命中 (A ∩ P)", dict(symbol="circle", size=11, color="limegreen", line=dict(color="black", width=1))),
+    "miss": ("miss 漏掉 (S − A)", dict(symbol="square-open", size=17, color="deepskyblue", line=dict(width=3))),
+    "possible": ("possible, not linked 可能、未连 (P − S − A)",
+                 dict(symbol="square-open", size=17, color="silver", line=dict(width=2))),
+    "extra": ("extra 多余 (A − P)", dict(symbol="x-thin-open", size=12, color="crimson", line=dict(width=3))),
+}
+"""How each kind of link is drawn over the heatmap: its legend name and its marker."""
+
+
+@dataclass
+class GoldOverlay:
+    """A gold sentence's human links beside the links read off a model's forced attention.
+
+    Attributes:
+        gold: The human-aligned pair.
+        weights: The forced attention pooled onto the gold words, ``(n_target_words, n_source_words)``.
+        predicted: Luong's rule on ``weights``: each English word's most-attended Chinese word (``A``).
+        links: ``hit`` (``A ∩ P``), ``miss`` (``S − A``), ``possible`` (``P − S − A``, costs nothing) and
+            ``extra`` (``A − P``), as ``(source, target)`` pairs.
+        scores: The sentence's ``aer``, ``precision`` and ``recall`` (fractions).
+    """
+
+    gold: Gold
+    weights: Tensor
+    predicted: set[tuple[int, int]]
+    links: dict[str, set[tuple[int, int]]]
+    scores: dict[str, float]
+
+
+def gold_overlay(translator: Translator, gold: Gold) -> GoldOverlay:
+    """Force-decode a gold pair, read Luong's links off its attention and sort them against the human ones."""
+    weights = force_decode(translator, gold).weights
+    if weights.dim() != 2:
+        raise ValueError("the alignment figure needs one attention map per step (an RNN model, not a Transformer)")
+    predicted = argmax_links(weights)
+    links = {
+        "hit": predicted & gold.possible,
+        "miss": set(gold.sure) - predicted,
+        "possible": set(gold.possible - gold.sure) - predicted,
+        "extra": predicted - gold.possible,
+    }
+    return GoldOverlay(gold, weights, predicted, links, evaluate_links([predicted], [gold], samples=0))
+
+
+def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") -> go.Figure:
+    """The model's forced attention on a human-aligned pair, the human links drawn over it, the sentence's AER.
+
+    The gold English is fed to the model (teacher forcing, ``attention_core.alignment.force_decode``); pieces and
+    characters are pooled onto the gold words; each English word links to its most-attended Chinese word
+    (Luong's rule). Green dots: links that are also human links (sure or possible); blue squares: sure human links
+    the model missed; grey squares: possible human links it did not make (no cost); red crosses: its links no human
+    drew.
+
+    Args:
+        translator: An RNN translation model (the default ``luong-general``).
+        gold: The pair.
+        name: Where the pair comes from, for the title (``"DeNero #74"``).
+    """
+    overlay = gold_overlay(translator, gold)
+    fig = alignment_figure(gold.source, gold.target, overlay.weights.tolist(),
+                           x_title="gold Chinese words 金标准中文词",
+                           y_title="gold English 金标准英文（forced 强制解码）")
+    for kind, (label, marker) in LINK_MARKS.items():
+        cells = sorted(overlay.links[kind], key=lambda link: (link[1], link[0]))
+        fig.add_trace(go.Scatter(
+            x=[i for i, _ in cells], y=[j for _, j in cells], mode="markers", name=f"{label}: {len(cells)}",
+            marker=marker, hoverinfo="skip", showlegend=True,
+        ))
+    s = overlay.scores
+    where = f"{_escape(name)} · " if name else ""
+    title = (f"human links over forced attention 人工对齐与注意力<br><sup>{where}rule 规则: argmax per English word · "
+             f"AER {100 * s['aer']:.1f} % · precision {100 * s['precision']:.1f} % · "
+             f"recall {100 * s['recall']:.1f} %</sup>")
+    # plotly anchors a two-line title by its first line: "top" at 0.93 keeps both lines inside the figure
+    fig.layout.title = dict(text=title, x=0.5, xanchor="center", y=0.93, yref="container", yanchor="top",
+                            font=dict(size=15))
+    fig.update_layout(showlegend=True, height=fig.layout.height + 60,
+                      legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5, xanchor="center"),
+                      margin=dict(l=60, r=20, t=160, b=70))
+    return fig
+
+
+@dataclass
+class GradientView:
+    """Attention and input × gradient importance of one decoded sentence (``attention_core.attribution``).
+
+    Attributes:
+        source: Source tokens.
+        rows: Output rows (``<eos>`` included when produced).
+        text: The output text.
+        attention: The attention rows, ``(T, S)``.
+        gradient: ``|input × gradient|``, rows normalised, ``(T, S)``.
+        tau: Kendall's τ-b of each row pair, ``(T,)`` (``nan`` where undefined).
+    """
+
+    source: list[str]
+    rows: list[str]
+    text: str
+    attention: Tensor
+    gradient: Tensor
+    tau: Tensor
+
+
+def gradient_view(translator: Translator, text: str = GRADIENT_TEXT) -> GradientView:
+    """Decode ``text`` greedily and compute its gradient importance beside its attention."""
+    out = translator.translate([text])[0]
+    importance = input_x_gradient(translator, out)
+    return GradientView(out.source_tokens, out.row_labels, out.text, out.weights.float().cpu(), importance.gradient,
+                        importance.agreement)
+
+
+def gradient_figure(translator: Translator, text: str = GRADIENT_TEXT) -> go.Figure:
+    """Attention (left) beside input × gradient importance (right), with Kendall's τ of each row on the right.
+
+    Args:
+        translator: A translation model with attention (the default ``luong-general``).
+        text: The source sentence (decoded greedily, as the app's first answer).
+    """
+    view = gradient_view(translator, text)
+    x_title = "source 源"
+    left = alignment_figure(view.source, view.rows, view.attention.tolist(), x_title=x_title)
+    right = alignment_figure(view.source, view.rows, view.gradient.tolist(), x_title=x_title)
+    taus = ["τ n/a" if math.isnan(t) else f"τ {t:+.2f}" for t in view.tau.tolist()]
+    right.update_yaxes(ticktext=[f"{_escape(r)} · {t}" for r, t in zip(view.rows, taus)],
+                       tickvals=list(range(len(view.rows))), tickmode="array")
+    valid = view.tau[~view.tau.isnan()]
+    mean = float(valid.mean()) if valid.numel() else float("nan")
+    top = int((view.attention.argmax(-1) == view.gradient.argmax(-1)).sum())
+    titles = ["<b>attention 注意力</b> a<sub>t,s</sub>",
+              "<b>input × gradient 输入×梯度</b><br>"
+              "|x<sub>s</sub> · ∂log p(y<sub>t</sub>)/∂x<sub>s</sub>|, rows sum to 1"]
+    fig = side_by_side([left, right], titles,
+                       f"where it looked vs what it depended on 看了哪里与依赖哪里<br><sup>{_escape(text)} → "
+                       f"{_escape(view.text)} · mean τ 平均 {mean:.2f} · same top-1 最大处相同: {top} of "
+                       f"{len(view.rows)}</sup>")
+    fig.update_yaxes(side="right", row=1, col=2)
+    fig.update_layout(margin=dict(l=70, r=170, t=120, b=40))
+    for trace in fig.data:  # the colour bar goes right of the right panel's τ labels
+        if isinstance(trace, go.Heatmap) and trace.showscale:
+            trace.colorbar = dict(trace.colorbar.to_plotly_json(), x=1.2, thickness=10, len=0.9)
+    return fig
+
+
+def alignment_gold(data: str | Path | None = None) -> Gold | None:
+    """The alignment figure's gold sentence from the data folder, or ``None`` (with a note) without the gold set."""
+    try:
+        golds = read_gold(data_home(data), ALIGNMENT_SET)
+    except FileNotFoundError:
+        print(f"note: no theory-alignment (no gold set {ALIGNMENT_SET} in {data_home(data)}/align-zh-en)",
+              file=sys.stderr)
+        return None
+    found = [g for g in golds if "".join(g.source) == ALIGNMENT_TEXT]
+    if not found:
+        raise ValueError(f"{ALIGNMENT_SET} has no sentence {ALIGNMENT_TEXT!r}")
+    return found[0]
+
+
+def alignment_theory_figures(registry: ModelRegistry, gold: Gold | None = None) -> dict[str, go.Figure]:
+    """The alignment page's figures: ``theory-alignment`` (needs ``gold``; left out without) and ``theory-gradient``.
+
+    Args:
+        registry: The bundled zoo (the default translation model).
+        gold: The gold pair of the alignment figure; by default ``alignment_gold()``.
+    """
+    translator = registry.get("translation", DEFAULT_VARIANT)
+    gold = gold if gold is not None else alignment_gold()
+    figures = {}
+    if gold is not None:
+        name = ALIGNMENT_NAME if "".join(gold.source) == ALIGNMENT_TEXT else ""
+        figures["theory-alignment"] = alignment_gold_figure(translator, gold, name)
+    figures["theory-gradient"] = gradient_figure(translator)
+    return figures
+
 
 def theory_figure_links() -> dict[str, str]:
     """For every theory figure, the app query that opens the app on the same input and settings.
@@ -930,10 +1120,13 @@ def theory_figure_links() -> dict[str, str]:
         "theory-positions": app_query("translation", text=STEPS_TEXT, **transformer),
         "theory-causal-mask": app_query("translation", text=STEPS_TEXT, **transformer, layer=layer, head=head),
         "theory-bottleneck": app_query("live", **BOTTLENECK, attention=True),
+        "theory-alignment": app_query("translation", text=ALIGNMENT_TEXT, variant=general, beam=1),
+        "theory-gradient": app_query("translation", text=GRADIENT_TEXT, variant=general, beam=1),
     }
 
 
-def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None = None) -> dict[str, go.Figure]:
+def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None = None,
+                   gold: Gold | None = None) -> dict[str, go.Figure]:
     """Every theory figure by file stem, from the bundled models (``translation``/``couplet`` variants).
 
     Args:
@@ -941,6 +1134,8 @@ def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None 
             and luong-general-local-p for both tasks; the translation Transformer for the position and
             causal-mask figures, which are left out, with a note, without it).
         bottleneck: Toy accuracies; computed (a few CPU minutes) when ``None``.
+        gold: The alignment figure's gold pair; read from the data folder when ``None`` (the figure is left
+            out, with a note, without the gold set).
     """
     tr = partial(registry.get, "translation")
     couplet = registry.get("couplet", DEFAULT_VARIANT)
@@ -958,7 +1153,7 @@ def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None 
         "theory-transformer": transformer_figure(couplet),
         "theory-bottleneck": bottleneck_figure(bottleneck or bottleneck_accuracy()),
     }
-    return figures | transformer_theory_figures(registry)
+    return figures | transformer_theory_figures(registry) | alignment_theory_figures(registry, gold)
 
 
 def transformer_theory_figures(registry: ModelRegistry) -> dict[str, go.Figure]:

@@ -11,6 +11,8 @@ import torch
 from app_fixtures import small_registry
 from torch.testing import assert_close
 
+from attention_core.alignment import Gold, force_decode
+from attention_core.attribution import input_x_gradient
 from attention_core.config import ModelConfig
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
@@ -22,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = small_registry()
 TEXT = "我喜欢自然语言处理。"
 SHORT = "今天很好。"
+GOLD = Gold(("我", "喜欢", "猫", "。"), ("I", "like", "cats", "."), frozenset({(0, 0), (1, 1), (2, 2)}),
+            frozenset({(0, 0), (1, 1), (2, 2), (3, 3), (2, 3)}))
+"""A hand-made human alignment: three sure links, two possible ones (the full stop, and 猫 with it)."""
 
 
 def _heatmaps(fig: go.Figure) -> list[go.Heatmap]:
@@ -156,11 +161,11 @@ def _full_registry(transformer: bool = True) -> ModelRegistry:
 def test_every_figure_is_made_and_has_a_link_that_opens_the_app_on_its_input():
     bottleneck = tf.BottleneckResult([(5, 9)], [3], [20], {"attention": [0.5], "none": [0.25]},
                                      {"attention": 10, "none": 10})
-    figures = tf.theory_figures(_full_registry(), bottleneck)
+    figures = tf.theory_figures(_full_registry(), bottleneck, gold=GOLD)
     links = tf.theory_figure_links()
     assert set(figures) == set(links)
     texts = {tf.STEPS_TEXT, tf.SAME_OUTPUT_TEXT, tf.LONG_TEXT, tf.SHORT_TEXT + tf.STEPS_TEXT,
-             tf.COUPLET_RULES_TEXT, tf.COUPLET_TEXT}
+             tf.COUPLET_RULES_TEXT, tf.COUPLET_TEXT, tf.ALIGNMENT_TEXT, tf.GRADIENT_TEXT}
     for stem, query in links.items():
         assert stem.startswith("theory-") and query.startswith("?")
         parsed = parse_query(dict(parse_qsl(query[1:])))
@@ -309,3 +314,78 @@ def test_tiny_step_figure_fills_one_stage_per_frame_and_opens_on_the_first():
     filled = [[all(cell != "?" for row in t.text for cell in row) for t in frame.data] for frame in fig.frames]
     assert filled == [[True, True, False, False, False, False], [True, True, True, False, False, False],
                       [True, True, True, True, False, False], [True] * 6]
+
+
+def _marks(fig: go.Figure) -> dict[str, set[tuple[int, int]]]:
+    """The links drawn over the alignment heatmap, by kind (legend names start with LINK_MARKS' labels)."""
+    found = {}
+    for kind, (label, _) in tf.LINK_MARKS.items():
+        (trace,) = [t for t in fig.data if isinstance(t, go.Scatter) and t.name.startswith(label)]
+        found[kind] = set(zip(trace.x, trace.y))
+        assert trace.name.endswith(f": {len(found[kind])}")
+    return found
+
+
+def test_alignment_figure_draws_the_human_links_as_hits_misses_and_extras_with_the_sentences_aer():
+    translator = _translator("luong-dot")
+    fig = tf.alignment_gold_figure(translator, GOLD, "hand-made")
+    weights = force_decode(translator, GOLD).weights  # (4 English words, 4 Chinese words)
+    (heat,) = _heatmaps(fig)
+    assert_close(torch.tensor(heat.z), weights)
+    # Luong's rule and the counts, written plainly
+    predicted = {(max(range(4), key=lambda i: float(weights[j, i])), j) for j in range(4)}
+    marks = _marks(fig)
+    assert marks["hit"] == {link for link in predicted if link in GOLD.possible}
+    assert marks["extra"] == {link for link in predicted if link not in GOLD.possible}
+    assert marks["miss"] == {link for link in GOLD.sure if link not in predicted}
+    assert marks["possible"] == {link for link in GOLD.possible - GOLD.sure if link not in predicted}
+    assert marks["hit"] | marks["extra"] == predicted  # every link of the model is drawn once
+    sure_hits, possible_hits = len(predicted & GOLD.sure), len(predicted & GOLD.possible)
+    aer = 1 - (sure_hits + possible_hits) / (len(predicted) + len(GOLD.sure))
+    title = fig.layout.title.text
+    assert f"AER {100 * aer:.1f} %" in title and "hand-made" in title
+    assert f"precision {100 * possible_hits / len(predicted):.1f} %" in title
+    assert f"recall {100 * sure_hits / len(GOLD.sure):.1f} %" in title
+
+
+def test_alignment_figure_on_a_known_matrix_counts_a_possible_link_as_no_miss(monkeypatch):
+    """A fixed attention matrix, so every kind of link is on the figure and the AER is known by hand."""
+    weights = torch.tensor([[0.9, 0.1, 0.0, 0.0],   # I → 我: sure, hit
+                            [0.6, 0.3, 0.1, 0.0],   # like → 我: extra (喜欢 is missed)
+                            [0.0, 0.0, 0.2, 0.8],   # cats → 。: extra (猫 is missed)
+                            [0.0, 0.0, 0.3, 0.7]])  # . → 。: possible, hit
+    monkeypatch.setattr(tf, "force_decode", lambda translator, gold: type("F", (), {"weights": weights})())
+    fig = tf.alignment_gold_figure(_translator("luong-dot"), GOLD)
+    marks = _marks(fig)
+    assert marks == {"hit": {(0, 0), (3, 3)}, "extra": {(0, 1), (3, 2)}, "miss": {(1, 1), (2, 2)},
+                     "possible": {(2, 3)}}
+    # |A| = 4, |S| = 3, |A ∩ S| = 1, |A ∩ P| = 2: AER = 1 − 3/7, precision 2/4, recall 1/3
+    assert "AER 57.1 % · precision 50.0 % · recall 33.3 %" in fig.layout.title.text
+
+
+def test_alignment_figure_needs_one_attention_map_per_step():
+    with pytest.raises(ValueError, match="Transformer"):
+        tf.gold_overlay(TRANSFORMER, GOLD)
+
+
+def test_without_the_gold_set_the_alignment_figure_is_left_out_with_a_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))  # a data folder without align-zh-en/
+    assert set(tf.alignment_theory_figures(_full_registry(transformer=False))) == {"theory-gradient"}
+    assert "no theory-alignment" in capsys.readouterr().err
+
+
+def test_gradient_figure_shows_the_models_input_x_gradient_and_each_rows_tau():
+    translator = _translator("luong-dot")
+    fig = tf.gradient_figure(translator, TEXT)
+    out = translator.translate([TEXT])[0]
+    importance = input_x_gradient(translator, out)
+    attention, gradient = _heatmaps(fig)
+    assert_close(torch.tensor(attention.z), out.weights)
+    assert_close(torch.tensor(gradient.z), importance.gradient)
+    assert_close(torch.tensor(gradient.z).sum(-1), torch.ones(len(out.row_labels)))
+    labels = list(fig.layout.yaxis2.ticktext)
+    assert len(labels) == len(out.row_labels)
+    for label, tau in zip(labels, importance.agreement.tolist()):
+        assert label.endswith("τ n/a" if tau != tau else f"τ {tau:+.2f}"), label
+    same = int((out.weights.argmax(-1) == importance.gradient.argmax(-1)).sum())
+    assert f"{same} of {len(out.row_labels)}" in fig.layout.title.text
