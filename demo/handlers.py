@@ -9,28 +9,57 @@ A Transformer's outputs also carry every layer's and head's attention
 ([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]), kept in the
 per-sentence state, so choosing another layer or head re-plots without decoding again
 ([`attention_view`][demo.handlers.attention_view]).
+
+Issue #28's three views of what attention tells: each source token's coverage under the heatmap (words flagged
+as possibly untranslated marked), the input × gradient importance of the same output beside it with Kendall's τ
+per row ([`with_gradient`][demo.handlers.with_gradient], computed when first shown), and a human-aligned
+sentence's links over the model's attention with its AER ([`show_gold`][demo.handlers.show_gold]).
 """
 
 from __future__ import annotations
 
 import html
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import gradio as gr
 import plotly.graph_objects as go
 import torch
 
+from attention_core.alignment import (
+    GOLD_SETS,
+    Gold,
+    Link,
+    argmax_links,
+    evaluate_links,
+    force_decode,
+    read_gold,
+    threshold_links,
+)
+from attention_core.attribution import input_x_gradient, kendall_tau
+from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
+from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
-from attention_core.subword import word_spans
+from attention_core.subword import word_rows, word_spans
 from attention_core.text import detokenize_chinese, has_chinese, split_sentences
 from attention_core.transformer import AttentionMaps
 from demo.links import docs_href
 from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
-from demo.plots import alignment_figure, entropy_figure, message_figure, step_figure
+from demo.plots import (
+    LINK_MARKS,
+    add_coverage,
+    add_row_notes,
+    alignment_figure,
+    entropy_figure,
+    gold_figure,
+    message_figure,
+    step_figure,
+)
 
 MAX_CHARS = {"translation": 1000, "couplet": 64, OWN: 1000}
 """Longest accepted input (characters) per tab; a paragraph is split into sentences of at most
@@ -347,7 +376,8 @@ def _rounded(weights: torch.Tensor) -> list:
 
 
 def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str,
-                   maps: AttentionMaps | None = None, rtl: bool = False, text: str | None = None) -> dict:
+                   maps: AttentionMaps | None = None, rtl: bool = False, text: str | None = None,
+                   flagged: list[int] | None = None) -> dict:
     """What the views need of one sentence: pieces and words with their rows, window and centres.
 
     Args:
@@ -362,9 +392,13 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
             ``(L, h, T, T)``, ``cross`` ``(L, h, T, S)``), with ``layers`` = L and ``heads`` = h. As
             tensors rather than nested lists they cost 2 bytes a weight (a 100-token sentence's
             maps: about 0.6 MB, not 10 MB of Python floats) and no conversion time.
+        flagged: Positions of the source tokens of words flagged as possibly untranslated
+            ([`Translator.untranslated`][attention_core.pipeline.Translator.untranslated]).
 
     Returns:
-        A dict of plain values (JSON-friendly apart from the Transformer's ``maps``).
+        A dict of plain values (JSON-friendly apart from the Transformer's ``maps``); ``coverage`` is
+        ``Output.coverage`` as a list, ``flagged`` the flagged token positions, and ``finished`` whether the
+        last row is ``<eos>`` (so [`decoded`][demo.handlers.decoded] can rebuild the ``Output`` for gradients).
     """
     words, word_weights = out.word_rows()
     spans = word_spans(out.row_labels)
@@ -388,6 +422,9 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
                                         for name in ("encoder", "decoder", "cross")},
         layers=None if maps is None else maps.cross.size(0),
         heads=None if maps is None else maps.cross.size(1),
+        coverage=out.coverage.tolist(),
+        flagged=list(flagged or []),
+        finished=out.finished,
     )
 
 
@@ -532,9 +569,18 @@ def _view_line(sentence: dict, layer: int, head: str) -> str:
             f"(the heatmap, encoder and decoder maps) · window 窗口: {where}")
 
 
+ATTENTION, GRADIENT = "attention", "gradient"
+"""What the heatmap shows: the attention weights, or the input × gradient importance of the same output."""
+SHOWN_CHOICES = [("attention 注意力", ATTENTION), ("gradient 梯度 (input × gradient)", GRADIENT)]
+
+
 def attention_view(state: dict | None, step: int | None = None, pieces: bool = False, layer: object = None,
-                   head: object = None) -> View:
+                   head: object = None, shown: str = ATTENTION) -> View:
     """Every view of the current sentence, re-plotted from the state without decoding again.
+
+    The attention heatmap carries each source token's coverage under it (words flagged as possibly
+    untranslated in red); with ``shown="gradient"`` the heatmap is the input × gradient importance kept in the
+    state by [`with_gradient`][demo.handlers.with_gradient], with Kendall's τ of each row beside it.
 
     Args:
         state: ``Result.state`` of the last request (``None`` or empty before the first one).
@@ -542,6 +588,7 @@ def attention_view(state: dict | None, step: int | None = None, pieces: bool = F
         pieces: Rows per subword piece instead of per word.
         layer: A Transformer's layer (1-based; ``None``: the last).
         head: A Transformer's head (1-based or ``"mean"``; ``None``: the mean).
+        shown: ``"attention"`` or ``"gradient"`` (drawn only once the state holds the gradients).
 
     Returns:
         The [`View`][demo.handlers.View].
@@ -549,6 +596,115 @@ def attention_view(state: dict | None, step: int | None = None, pieces: bool = F
     Raises:
         gr.Error: On a layer or head this Transformer does not have.
     """
+    view = _attention_view(state, step, pieces, layer, head)
+    if not state or not state.get("output"):
+        return view
+    row = None if step is None else max(0, min(int(step) - 1, len(state["output"]) - 1))
+    if shown == GRADIENT and state.get("gradient") is not None:
+        view.heatmap = gradient_figure(state, row, pieces)
+        view.info = "  \n".join(line for line in (view.info, gradient_line(state)) if line)
+    elif state.get("has_attention") and state.get("coverage"):
+        add_coverage(view.heatmap, state["source"], state["coverage"], state.get("flagged", []), COVERAGE_THRESHOLD)
+    return view
+
+
+def gradient_rows(state: dict, pieces: bool) -> tuple[list[str], torch.Tensor, torch.Tensor]:
+    """The gradient importance of the current sentence, as the heatmap shows it, and Kendall's τ per row.
+
+    Args:
+        state: A state holding ``gradient`` and ``agreement`` ([`with_gradient`][demo.handlers.with_gradient]).
+        pieces: One row per subword piece: ``input_x_gradient``'s rows and τ exactly. Otherwise (the word view)
+            a word's row is the mean of its pieces' rows, as for attention, and τ compares the merged rows.
+
+    Returns:
+        ``(row labels, importance (rows, S), τ (rows,))``.
+    """
+    gradient = torch.tensor(state["gradient"], dtype=torch.float32)  # (T_out, S)
+    agreement = torch.tensor(state["agreement"], dtype=torch.float32)  # (T_out,)
+    labels, merged = word_rows(state["output"], gradient)
+    if pieces or len(labels) == len(state["output"]):
+        return list(state["output"]), gradient, agreement
+    _, attention = word_rows(state["output"], torch.tensor(state["weights"], dtype=torch.float32))
+    return labels, merged, kendall_tau(attention, merged)
+
+
+def gradient_figure(state: dict, row: int | None, pieces: bool) -> go.Figure:
+    """The input × gradient heatmap of the current sentence, with Kendall's τ (attention vs gradient) per row."""
+    labels, gradient, tau = gradient_rows(state, pieces)
+    if row is not None and len(labels) != len(state["output"]):
+        row = state["word_of"][row]
+    figure = alignment_figure(state["source"], labels, gradient.tolist(), highlight=row, value="importance",
+                              rtl=bool(state.get("rtl")),
+                              title="input × gradient 输入×梯度: |x_s · ∂ log p(y_t) / ∂x_s|, each row sums to 1")
+    notes = ["—" if math.isnan(t) else f"{t:+.2f}" for t in tau.tolist()]
+    return add_row_notes(figure, notes, "τ vs attn")
+
+
+def mean_tau(values: list[float]) -> float:
+    """The mean of Kendall's τ over the rows that have one (``nan`` when none has)."""
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def gradient_line(state: dict) -> str:
+    """The info line of the gradient view: what it is, the mean τ, and what it cost."""
+    tau = mean_tau(state["agreement"])
+    against = ("the attention the decoder reported (last layer, mean of heads)" if state.get("maps")
+               else "the attention")
+    agreement = ("no attention to compare with 无注意力可比" if math.isnan(tau)
+                 else f"Kendall τ per output token beside the rows (ranking of the source by {against} vs by "
+                      f"gradient: 1 = same order, 0 = unrelated), **mean τ = {tau:+.2f}** 平均")
+    return (f"gradient 梯度 (input × gradient, Shrikumar et al. 2017): {agreement} · computed on demand in "
+            f"{state.get('gradient_ms', 0):.0f} ms")
+
+
+def decoded(state: dict) -> Output:
+    """The current sentence's ``Output`` as far as feeding it back needs: source, tokens and attention rows.
+
+    Unknown source tokens come back as ``<unk>``, which is what the model read.
+    """
+    rows = state["output"]
+    tokens = rows[:-1] if state["finished"] else rows
+    return Output(source_tokens=list(state["source"]), unknown=[None] * len(state["source"]), tokens=list(tokens),
+                  text="", weights=torch.tensor(state["weights"], dtype=torch.float32), centres=None, score=0.0,
+                  finished=bool(state["finished"]))
+
+
+def with_gradient(registry: ModelRegistry, state: dict | None) -> dict:
+    """The state with the current sentence's input × gradient importance, computed once and kept.
+
+    The output is fed back through its model with teacher forcing
+    ([`input_x_gradient`][attention_core.attribution.input_x_gradient]); the result (``gradient``,
+    ``agreement`` and ``gradient_ms``) is stored with the sentence, so stepping, the word/piece switch and
+    coming back to it cost nothing.
+
+    Args:
+        registry: Loaded models.
+        state: ``Result.state`` (holding ``task`` and ``variant``).
+
+    Returns:
+        A new state (the old one unchanged); the same state when there is nothing to explain.
+    """
+    if not state or not state.get("output") or state.get("gradient") is not None or "finished" not in state:
+        return state or {}
+    try:
+        translator = registry.get(state["task"], state["variant"])
+    except KeyError as err:
+        raise gr.Error(str(err.args[0])) from None
+    started = time.perf_counter()
+    importance = input_x_gradient(translator, decoded(state))
+    found = dict(gradient=_rounded(importance.gradient), agreement=importance.agreement.tolist(),
+                 gradient_ms=1000 * (time.perf_counter() - started))
+    sentences = list(state.get("sentences", []))
+    index = state.get("sentence", 0)
+    if index < len(sentences):
+        sentences[index] = {**sentences[index], **found}
+    return {**state, **found, "sentences": sentences}
+
+
+def _attention_view(state: dict | None, step: int | None = None, pieces: bool = False, layer: object = None,
+                    head: object = None) -> View:
+    """The attention views of [`attention_view`][demo.handlers.attention_view], before coverage or gradients."""
     if not state or not state.get("output"):
         empty = message_figure("Run a sentence first. 请先运行一句。")
         return View(empty, empty, info=(state or {}).get("info", ""))
@@ -641,10 +797,12 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         maps = [translator.attention_maps(out, window, settings.hard) for out in outs]
     seconds = time.perf_counter() - started  # decoding and the maps: what the visitor waits for
     rtl = is_rtl(sides(translator)[0])
-    sentences = [sentence_state(out, model, window, m, rtl, None if texts is None else texts[i])
+    sentences = [sentence_state(out, model, window, m, rtl, None if texts is None else texts[i],
+                                [t for word in translator.untranslated(out) for t in word.tokens])
                  for i, (out, m) in enumerate(zip(outs, maps))]
     info = _info(couplet, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
-    state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant}
+    state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant,
+             "task": task}
     view = attention_view(state, None, pieces, layer, head)
     joiner = "" if couplet else " "
     return Result(joiner.join(out.text for out in outs), view.heatmap, view.bars, view.info, state, view.encoder,
@@ -677,7 +835,12 @@ def with_sentence(state: dict, index: int | None) -> dict:
     """The state with sentence ``index`` (clamped to the paragraph) current; the request's info and variant stay."""
     sentences = state["sentences"]
     i = max(0, min(int(index or 0), len(sentences) - 1))
-    return {**state, **sentences[i], "sentence": i}
+    kept = {k: v for k, v in state.items() if k not in GRADIENT_KEYS}  # another sentence has its own (or none yet)
+    return {**kept, **sentences[i], "sentence": i}
+
+
+GRADIENT_KEYS = ("gradient", "agreement", "gradient_ms")
+"""What [`with_gradient`][demo.handlers.with_gradient] keeps of a sentence."""
 
 
 def step_view(state: dict | None, step: int, pieces: bool = False, layer: object = None,
@@ -770,3 +933,149 @@ def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b
                "B": run(registry, task, text, b, layer=b_view[0], head=b_view[1])}
     entropy = entropy_view({side: r.state for side, r in results.items()}, {"A": a_view, "B": b_view})
     return Comparison(results["A"], results["B"], entropy)
+
+
+GOLD_THRESHOLDS = {"bahdanau": 0.1, "luong-concat": 0.1, "luong-dot": 0.1, "luong-general": 0.15,
+                   "luong-general-local-p": 0.15, "luong-scaled_dot": 0.05, "transformer": 0.15}
+"""The threshold ``τ`` of each bundled variant's link rule, chosen on DeNero by ``benchmarks/alignment.py`` (lowest
+AER; ``results/alignment.md``; the Transformer's at its last layer's head mean, the map the app shows). A variant
+without one is read with Luong's argmax rule."""
+ARGMAX, THRESHOLD = "argmax", "threshold"
+RULE_CHOICES = [("threshold τ (chosen on DeNero 在 DeNero 上选定)", THRESHOLD),
+                ("argmax (Luong: most-attended word 最受关注的词)", ARGMAX)]
+GOLD_NAMES = {"tsinghua": "Tsinghua (450)", "denero": "DeNero & Macherey (150)"}
+GOLD_PULL = "attention-lab data pull align-zh-en"
+
+
+@lru_cache(maxsize=4)
+def gold_set(folder: Path, name: str) -> tuple[Gold, ...]:
+    """One gold set, read once per data folder (``read_gold``)."""
+    return tuple(read_gold(folder, name))
+
+
+def gold_missing(data: Path) -> str:
+    """What to do when the gold alignments are not in the data folder (the exact command)."""
+    return (f"The human word alignments are not in `{data}/align-zh-en/`. Get them with `{GOLD_PULL}` "
+            f"(then reload this page; another data folder: set `ATTENTION_LAB_DATA`). "
+            f"人工对齐数据不在本机：运行 `{GOLD_PULL}`。")
+
+
+def link_marks(predicted: set[Link], gold: Gold) -> dict[str, set[Link]]:
+    """Sort the model's and the human links into the overlay's five kinds (disjoint; the legend of the figure).
+
+    * hit (sure): a model link that is a sure gold link;
+    * hit (possible): a model link that is a possible (not sure) gold link;
+    * miss (sure): a sure gold link the model did not make (what recall counts);
+    * possible, not linked: a possible gold link the model did not make (costs nothing);
+    * extra: a model link outside the possible links (what precision counts).
+
+    Examples:
+        >>> g = Gold(("a", "b"), ("x", "y"), frozenset({(0, 0)}), frozenset({(0, 0), (1, 1)}))
+        >>> {k.split()[0]: sorted(v) for k, v in link_marks({(1, 1), (0, 1)}, g).items()}["extra"]
+        [(0, 1)]
+    """
+    hit_sure, hit_possible, miss, unlinked, extra = LINK_MARKS
+    return {hit_sure: predicted & gold.sure, hit_possible: (predicted & gold.possible) - gold.sure,
+            miss: gold.sure - predicted, unlinked: gold.possible - gold.sure - predicted,
+            extra: set(predicted) - gold.possible}
+
+
+@dataclass
+class GoldView:
+    """A gold sentence over a model's attention.
+
+    Attributes:
+        figure: The pooled attention with the links drawn over it (or a message).
+        sentence: The sentence pair, in Markdown.
+        info: The link rule, AER, precision, recall and counts (or what to do without the data).
+        links: The model's links (empty with a message).
+        scores: ``evaluate_links`` of this one sentence: ``aer``, ``precision``, ``recall``.
+    """
+
+    figure: go.Figure
+    sentence: str
+    info: str
+    links: set[Link] = field(default_factory=set)
+    scores: dict = field(default_factory=dict)
+
+
+def gold_links(translator_variant: str, weights: torch.Tensor, rule: str) -> tuple[set[Link], str]:
+    """The model's links by ``rule``, and the rule in words (a variant without a chosen τ falls back to argmax)."""
+    tau = GOLD_THRESHOLDS.get(translator_variant)
+    if rule == THRESHOLD and tau is not None:
+        return threshold_links(weights, tau), f"threshold τ = {tau:g} (chosen on DeNero, results/alignment.md)"
+    words = "argmax (Luong's rule)"
+    if rule == THRESHOLD:
+        words += f": no threshold chosen for {translator_variant}"
+    return argmax_links(weights), words
+
+
+def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, number: object, rule: str = THRESHOLD,
+              gold: Gold | None = None, data: Path | None = None) -> GoldView:
+    """Force-decode a human-aligned sentence with a model and draw the human links over its attention.
+
+    The gold English is fed to the model (teacher forcing) and its attention pooled onto the gold words
+    ([`force_decode`][attention_core.alignment.force_decode]; a Transformer: its last layer's mean of heads). The
+    model's links come from the rule the benchmark uses; hits, misses and extra links are marked
+    ([`link_marks`][demo.handlers.link_marks]) and the sentence's AER, precision and recall are
+    [`evaluate_links`][attention_core.alignment.evaluate_links] of it alone.
+
+    Args:
+        registry: Loaded models.
+        task: The tab (a translation model reading Chinese).
+        variant: The model.
+        name: ``tsinghua`` or ``denero``.
+        number: 1-based sentence number.
+        rule: ``threshold`` or ``argmax``.
+        gold: A gold pair to use instead of the set's sentence (tests).
+        data: The data folder (default: ``data_home()``).
+
+    Returns:
+        The [`GoldView`][demo.handlers.GoldView]; without the data, a message saying how to get it.
+
+    Raises:
+        gr.Error: On an unknown set, a number out of range, or an unknown model.
+    """
+    if gold is None:
+        if name not in GOLD_SETS:
+            raise gr.Error(f"未知的对齐集 / unknown gold set {name!r}: choose {', '.join(GOLD_SETS)}")
+        data = data_home() if data is None else data
+        if not (data / "align-zh-en" / name).is_dir():
+            message = gold_missing(data)
+            return GoldView(message_figure(f"No gold alignments here: {GOLD_PULL}"), "", message)
+        sentences = gold_set(data, name)
+        index = _number(number) if not isinstance(number, float) else (int(number) if number.is_integer() else None)
+        if index is None or not 1 <= index <= len(sentences):
+            raise gr.Error(f"句号无效 / sentence number {number!r}: {GOLD_NAMES[name]} has 1–{len(sentences)}")
+        gold = sentences[index - 1]
+        where = f"{GOLD_NAMES[name].split(' (')[0]} {index}/{len(sentences)}"
+    else:
+        where = "gold sentence"
+    try:
+        translator = registry.get(task, variant)
+    except KeyError as err:
+        raise gr.Error(str(err.args[0])) from None
+    sentence = (f"**{html.escape(where)}** · 中文 (segmented 分词): {html.escape(' '.join(gold.source))}  \n"
+                f"English (human 人工): {html.escape(' '.join(gold.target))}")
+    if not translator.model.has_attention:
+        return GoldView(message_figure(NO_ATTENTION), sentence, NO_ATTENTION)
+    forced = force_decode(translator, gold)
+    weights = forced.weights
+    if weights.dim() == 4:  # a Transformer: (L, h, T, S) → the last layer's mean of heads
+        weights = weights[-1].mean(dim=0)
+    links, rule_words = gold_links(variant, weights, rule)
+    marks = link_marks(links, gold)
+    scores = evaluate_links([links], [gold], samples=0)
+    label = html.escape(variant_label(variant, translator.model))
+    counts = " · ".join(f"{kind}: {len(found)}" for kind, found in marks.items())
+    info = (f"**{label}** force-decoded on the human English 用人工译文强制解码 · links 连线: {rule_words}  \n"
+            f"this sentence 本句: **AER {scores['aer']:.1%}** · precision {scores['precision']:.1%} · recall "
+            f"{scores['recall']:.1%} · {len(links)} model links vs {len(gold.sure)} sure / {len(gold.possible)} "
+            f"possible human links ({counts})")
+    if forced.unknown_characters:
+        info += f"  \n{forced.unknown_characters} source characters unknown to the model 未登录字 (read as &lt;unk&gt;)"
+    info += "  \nnews, far from the everyday sentences the models learned from 新闻语料，远离训练领域" + \
+        _doc_link("results", "")
+    title = f"{where}: human links over attention 人工对齐 vs 注意力"
+    figure = gold_figure(gold.source, gold.target, weights.tolist(), marks, title=html.escape(title))
+    return GoldView(figure, sentence, info, links, scores)

@@ -59,6 +59,7 @@ def alignment_figure(
     x_title: str = "source 源",
     y_title: str = "output 输出",
     rtl: bool = False,
+    value: str = "weight",
 ) -> go.Figure:
     """Heatmap of attention weights: source tokens on x, generated tokens on y (or any keys × queries).
 
@@ -74,6 +75,7 @@ def alignment_figure(
         x_title: Title of the x axis (the keys attended to), also used in the hover text.
         y_title: Title of the y axis (the queries, one per row).
         rtl: The source runs right to left (Arabic, Hebrew …): the x axis starts on the right.
+        value: What a cell holds, for the hover text and the colour bar (``weight``; ``importance`` for gradients).
 
     Returns:
         The figure.
@@ -81,7 +83,7 @@ def alignment_figure(
     xs, ys = _labels(source), _labels(output)
     x_name, y_name = x_title.split()[0], y_title.split()[0]
     hover = [
-        [f"{x_name} {j + 1}: {xs[j]}<br>{y_name} {i + 1}: {ys[i]}<br>weight: {w:.3f}" for j, w in enumerate(row)]
+        [f"{x_name} {j + 1}: {xs[j]}<br>{y_name} {i + 1}: {ys[i]}<br>{value}: {w:.3f}" for j, w in enumerate(row)]
         for i, row in enumerate(weights)
     ]
     fig = go.Figure(
@@ -94,7 +96,7 @@ def alignment_figure(
             colorscale=COLORSCALE,
             text=hover,
             hoverinfo="text",
-            colorbar=dict(title="weight", thickness=12),
+            colorbar=dict(title=value, thickness=12),
         )
     )
     banded = window is not None and centres is not None
@@ -210,3 +212,105 @@ def entropy_figure(rows: dict[str, tuple[Sequence[str], Sequence[Sequence[float]
         font=FONT,
     )
     return fig
+
+
+COVERAGE_HEIGHT = 0.16
+"""The share of a heatmap's height that its coverage row takes (see [`add_coverage`][demo.plots.add_coverage])."""
+FLAGGED = "crimson"
+
+
+def add_coverage(fig: go.Figure, source: Sequence[str], coverage: Sequence[float], flagged: Sequence[int] = (),
+                 threshold: float | None = None) -> go.Figure:
+    """Put each source token's coverage under an alignment heatmap, as bars on the heatmap's own x axis.
+
+    Coverage is the total attention a source token received (``Output.coverage``). The bars share the heatmap's
+    x axis, so each stands exactly under its column (right to left too); tokens of words flagged as possibly
+    untranslated are drawn in red and marked ``⚠``.
+
+    Args:
+        fig: A figure from [`alignment_figure`][demo.plots.alignment_figure].
+        source: The source tokens (its columns).
+        coverage: ``(S,)`` coverage per source token.
+        flagged: Positions of the source tokens of flagged words.
+        threshold: The flag's threshold (on a word's summed coverage), named in the hover text.
+
+    Returns:
+        The same figure, taller, with the bars in a lower panel.
+    """
+    xs = _labels(source)
+    flagged = set(flagged)
+    top = max([1.0, *coverage])
+    rule = f" (a flagged word's total is below {threshold:g})" if threshold is not None else ""
+    fig.add_trace(go.Bar(
+        x=list(range(len(xs))), y=list(coverage), xaxis="x", yaxis="y2", name="coverage 覆盖度",
+        marker_color=[FLAGGED if j in flagged else "slategray" for j in range(len(xs))],
+        text=["⚠" if j in flagged else "" for j in range(len(xs))], textposition="outside",
+        textfont=dict(color=FLAGGED), cliponaxis=False, showlegend=False,
+        hovertext=[f"{x}: coverage {c:.2f}" + (f"<br>possibly untranslated 可能漏译{rule}" if j in flagged else "")
+                   for j, (x, c) in enumerate(zip(xs, coverage))],
+        hoverinfo="text",
+    ))
+    height = fig.layout.height or 400
+    grown = int(height / (1 - COVERAGE_HEIGHT - 0.04))
+    fig.update_layout(
+        height=grown,
+        yaxis=dict(domain=[COVERAGE_HEIGHT + 0.04, 1.0]),
+        yaxis2=dict(domain=[0.0, COVERAGE_HEIGHT], anchor="x", range=[0, top * 1.3], title="coverage<br>覆盖度",
+                    title_font=dict(size=11), tickfont=dict(size=9), nticks=3),
+    )
+    fig.update_traces(colorbar=dict(len=1 - COVERAGE_HEIGHT - 0.04, y=1.0, yanchor="top"),
+                      selector=dict(type="heatmap"))
+    return fig
+
+
+def add_row_notes(fig: go.Figure, notes: Sequence[str], heading: str) -> go.Figure:
+    """Write a short note beside each heatmap row, in a column right of the plot (e.g. Kendall's τ per row).
+
+    Args:
+        fig: A figure from [`alignment_figure`][demo.plots.alignment_figure] (rows on its y axis).
+        notes: One text per row.
+        heading: The column's heading, above the first row.
+    """
+    for i, note in enumerate(notes):
+        fig.add_annotation(text=html.escape(note), x=1.0, xref="paper", xanchor="left", xshift=6, y=i, yref="y",
+                           showarrow=False, font=dict(size=11))
+    fig.add_annotation(text=heading, x=1.0, xref="paper", xanchor="left", xshift=6, y=-0.5, yref="y",
+                       yanchor="bottom", showarrow=False, font=dict(size=11))
+    right = fig.layout.margin.r or 20
+    fig.update_layout(margin=dict(r=right + 60))
+    fig.update_traces(colorbar=dict(x=1.0, xpad=70), selector=dict(type="heatmap"))
+    return fig
+
+
+LINK_MARKS = {
+    "hit (sure) 命中": dict(symbol="circle", size=11, color="limegreen", line=dict(color="darkgreen", width=1.5)),
+    "hit (possible) 命中可能": dict(symbol="circle-open", size=11, color="limegreen", line=dict(width=2.5)),
+    "miss (sure) 漏掉": dict(symbol="square-open", size=14, color="darkorange", line=dict(width=3)),
+    "possible, not linked 可能未连": dict(symbol="square-open", size=11, color="gray", line=dict(width=1.5)),
+    "extra 多余": dict(symbol="x", size=10, color=FLAGGED, line=dict(width=1)),
+}
+"""How each kind of link is drawn over a gold sentence's attention; the keys are the legend's words, in the order
+[`link_marks`][demo.handlers.link_marks] sorts the links into."""
+
+
+def gold_figure(source: Sequence[str], target: Sequence[str], weights: Sequence[Sequence[float]],
+                marks: dict[str, Sequence[tuple[int, int]]], title: str = "") -> go.Figure:
+    """A force-decoded gold sentence's attention with the human and the model's links drawn over it.
+
+    Args:
+        source: The gold source words (columns).
+        target: The gold target words (rows).
+        weights: ``len(target) × len(source)`` pooled attention.
+        marks: Per legend entry (a key of [`LINK_MARKS`][demo.plots.LINK_MARKS]), links ``(source, target)``.
+        title: Figure title.
+    """
+    fig = alignment_figure(source, target, weights, title=title, x_title="source 源 (gold words 人工分词)",
+                           y_title="gold English 人工译文")
+    for name, links in marks.items():
+        links = sorted(links)
+        fig.add_trace(go.Scatter(
+            x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=f"{name} ({len(links)})",
+            marker=LINK_MARKS[name], hoverinfo="skip",
+        ))
+    return fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5,
+                                                          xanchor="center"))

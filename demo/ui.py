@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gradio as gr
 import plotly.graph_objects as go
@@ -17,7 +17,14 @@ import plotly.graph_objects as go
 from attention_core.couplet import CoupletRules
 from attention_core.scores import SCORES
 from demo.handlers import (
+    ATTENTION,
+    GOLD_NAMES,
+    GOLD_SETS,
+    GRADIENT,
     MEAN,
+    RULE_CHOICES,
+    SHOWN_CHOICES,
+    THRESHOLD,
     WINDOW_CHOICES,
     Comparison,
     Result,
@@ -30,7 +37,9 @@ from demo.handlers import (
     model_summary,
     run,
     sentence_labels,
+    show_gold,
     view_choices,
+    with_gradient,
     with_sentence,
 )
 from demo.links import TASK_TABS, docs_link, parse_query
@@ -200,6 +209,12 @@ class TaskTab:
         pieces: The subword-pieces switch.
         layer: The Transformer's layer selector.
         head: The Transformer's head selector (the last input).
+        shown: What the heatmap shows (attention or gradient).
+        follow: Re-draws the views for ``shown`` after a run: ``(state, step, pieces, layer, head, shown)``.
+        drawn: What ``follow`` updates.
+        gold: The gold-alignment panel's inputs (``name``, ``number``, ``rule``), where the tab has one.
+        gold_handler: Shows a gold sentence: ``(variant, name, number, rule) -> (sentence, info, figure)``.
+        gold_outputs: What ``gold_handler`` updates.
     """
 
     text: gr.Textbox
@@ -209,6 +224,12 @@ class TaskTab:
     pieces: gr.Checkbox
     layer: gr.Radio
     head: gr.Radio
+    shown: gr.Radio | None = None
+    follow: Callable | None = None
+    drawn: list = field(default_factory=list)
+    gold: dict = field(default_factory=dict)
+    gold_handler: Callable | None = None
+    gold_outputs: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -285,6 +306,14 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                                    "sentence)", interactive=True, elem_id=f"{task}-sentence")
             pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
                                  "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
+        with gr.Row():
+            shown = gr.Radio(SHOWN_CHOICES, value=ATTENTION, label="the heatmap shows 热力图显示", scale=2,
+                             elem_id=f"{task}-shown")
+            gr.Markdown(_doc("results", "Attention: where the decoder looked; the bars under it are each "
+                             "source token's coverage (total attention received; red ⚠ = a word possibly left "
+                             "untranslated). Gradient: how much each output token's log p depends on each source "
+                             "token (input × gradient, computed when asked), with Kendall τ per row: does attention "
+                             "rank the source as the gradient does?"))
         with gr.Group(visible=False, elem_id=f"{task}-transformer-view") as selectors:  # shown for a Transformer
             with gr.Row():
                 layer, head = _view_selectors(registry, task, task)
@@ -301,6 +330,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             decoder = gr.Plot(label="decoder self-attention 解码器自注意力", show_label=False,
                               elem_id=f"{task}-decoder")
         state = gr.State({})
+        gold = _gold_panel(task) if task == "translation" else {}
 
         names = list(controls)
 
@@ -323,17 +353,36 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             return (view.heatmap, view.bars, view.encoder if shown else gr.skip(),
                     view.decoder if shown else gr.skip(), view.info or gr.skip())
 
+        @gpu
         def redraw(state_value: dict, step_value: int, pieces_value: bool, layer_value: object,
-                   head_value: object) -> tuple:
-            """Step, pieces, layer or head changed: re-plot from the state (no decoding)."""
-            return views(attention_view(state_value, step_value, bool(pieces_value), layer_value, head_value))
+                   head_value: object, shown_value: str) -> tuple:
+            """Step, pieces, layer, head or the attention/gradient switch changed: re-plot from the state.
 
-        def pick(state_value: dict, index: int, pieces_value: bool, layer_value: object, head_value: object) -> tuple:
+            No decoding; the gradients of a sentence are computed the first time they are shown, then kept.
+            """
+            if shown_value == GRADIENT:
+                state_value = with_gradient(registry, state_value)
+            return (state_value, *views(attention_view(state_value, step_value, bool(pieces_value), layer_value,
+                                                       head_value, shown_value)))
+
+        def follow(state_value: dict, step_value: int, pieces_value: bool, layer_value: object, head_value: object,
+                   shown_value: str) -> tuple:
+            """After a run: the gradient view stays on (computed for the new output); attention is drawn already."""
+            if shown_value != GRADIENT or not state_value:
+                return tuple(gr.skip() for _ in range(6))
+            return redraw(state_value, step_value, pieces_value, layer_value, head_value, shown_value)
+
+        @gpu
+        def pick(state_value: dict, index: int, pieces_value: bool, layer_value: object, head_value: object,
+                 shown_value: str) -> tuple:
             if not (state_value or {}).get("sentences"):
                 return (state_value or {}, *views(attention_view(state_value)), gr.skip())
             new_state = with_sentence(state_value, index)
+            if shown_value == GRADIENT:
+                new_state = with_gradient(registry, new_state)
             steps = max(1, len(new_state.get("output", [])))
-            return (new_state, *views(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value)),
+            return (new_state, *views(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value,
+                                                     shown_value)),
                     gr.Slider(1, steps, value=1, step=1))
 
         def cleared() -> tuple:
@@ -352,16 +401,38 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                 handler, inputs, outputs, api_visibility="private"),
             *rerun_on_change(list(controls.values()), handler, state, inputs, outputs),
         ]
+        drawn = [heatmap, bars, encoder, decoder, info]
+        viewing = [state, step, pieces, layer, head, shown]
         for event in events:
             event.failure(cleared, None, outputs, api_visibility="private", queue=False)
-        drawn = [heatmap, bars, encoder, decoder, info]
-        sentence.input(pick, [state, sentence, pieces, layer, head], [state, *drawn, step], api_visibility="private")
+            event.success(follow, viewing, [state, *drawn], api_visibility="private", show_progress="minimal")
+        sentence.input(pick, [state, sentence, pieces, layer, head, shown], [state, *drawn, step],
+                       api_visibility="private")
         for control in (step, pieces):
-            control.change(redraw, [state, step, pieces, layer, head], drawn, api_visibility="private",
-                           show_progress="hidden")
+            control.change(redraw, viewing, [state, *drawn], api_visibility="private", show_progress="hidden")
         for control in (layer, head):
-            control.input(redraw, [state, step, pieces, layer, head], drawn, api_visibility="private",
-                          show_progress="hidden")
+            control.input(redraw, viewing, [state, *drawn], api_visibility="private", show_progress="hidden")
+        shown.input(redraw, viewing, [state, *drawn], api_visibility="private", show_progress="minimal")
+        gold_handler = None
+        if gold:
+            @gpu
+            def gold_handler(variant_value: str, name_value: str, number_value: object, rule_value: str) -> tuple:
+                view = show_gold(registry, task, variant_value, name_value, number_value, rule_value)
+                return view.sentence, view.info, view.figure
+
+            def gold_again(shown_before: str, *values: object) -> tuple:
+                """A control changed after a gold sentence was shown: show it again with the new choice."""
+                if not shown_before:
+                    return tuple(gr.skip() for _ in range(3))
+                return gold_handler(*values)
+
+            gold_inputs = [controls["variant"], gold["name"], gold["number"], gold["rule"]]
+            gold_outputs = [gold["sentence"], gold["info"], gold["figure"]]
+            gold["button"].click(gold_handler, gold_inputs, gold_outputs, api_name=f"{task}_gold")
+            gold["number"].submit(gold_handler, gold_inputs, gold_outputs, api_visibility="private")
+            for control in (controls["variant"], gold["name"], gold["rule"]):
+                control.input(gold_again, [gold["sentence"], *gold_inputs], gold_outputs, api_visibility="private",
+                              trigger_mode="always_last")
         if task == OWN:
             def chose(name: str) -> tuple:
                 """Another model of your own: its summary, its language's words and direction, its examples."""
@@ -375,7 +446,32 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
 
             controls["variant"].change(chose, controls["variant"], [summary, text, output, chosen],
                                        api_visibility="private", queue=False)
-    return TaskTab(text, controls, outputs, handler, pieces, layer, head)
+    return TaskTab(text, controls, outputs, handler, pieces, layer, head, shown, follow, [state, *drawn],
+                   gold, gold_handler, gold_outputs if gold else [])
+
+
+def _gold_panel(task: str) -> dict:
+    """The gold-alignment panel: choose a human-aligned sentence, see its links over the model's attention."""
+    with gr.Group(elem_id=f"{task}-gold"):
+        gr.Markdown("### Gold alignment 人工对齐 · is attention an alignment?\n"
+                    "Choose one of the human-aligned news sentences: the model chosen above reads its human English "
+                    "(forced decoding), its attention is pooled onto the gold words, and its links (the rule chosen "
+                    "by the benchmark) are drawn over it with the human ones: sure and possible links hit, sure "
+                    "links missed, and extra links. 选一句人工对齐的句子，看模型的注意力与人工连线。 · "
+                    + docs_link("results"))
+        with gr.Row():
+            name = gr.Radio([(GOLD_NAMES[n], n) for n in reversed(GOLD_SETS)], value="tsinghua",
+                            label="human-aligned set 人工对齐集", elem_id=f"{task}-gold-set")
+            number = gr.Number(1, minimum=1, maximum=450, precision=0, step=1,
+                               label="sentence 句号 (Tsinghua 1–450, DeNero 1–150) · Enter ↵",
+                               elem_id=f"{task}-gold-number")
+            rule = gr.Radio(RULE_CHOICES, value=THRESHOLD, label="the model's links 模型的连线",
+                            elem_id=f"{task}-gold-rule")
+        button = gr.Button("show the human links 显示人工对齐", elem_id=f"{task}-gold-run")
+        sentence = gr.Markdown(elem_id=f"{task}-gold-sentence")
+        info = gr.Markdown(elem_id=f"{task}-gold-info")
+        figure = gr.Plot(show_label=False, label="gold alignment 人工对齐", elem_id=f"{task}-gold-heatmap")
+    return dict(name=name, number=number, rule=rule, button=button, sentence=sentence, info=info, figure=figure)
 
 
 COMPARE_CONTROLS = ("variant", "window", "hard", "beam")

@@ -1,0 +1,187 @@
+"""Issue #28 in the app: coverage under the heatmap, attention ↔ input × gradient, and gold alignments.
+
+Handler tests on small untrained models (``app_fixtures.small_registry``), and one browser test on the bundled
+models (Debian Chromium; skipped with the reason where it or the gold data is missing).
+"""
+
+import json
+import math
+
+import gradio as gr
+import pytest
+import torch
+from app_fixtures import ROOT, small_registry
+from corpus import data_dir
+
+from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, threshold_links
+from attention_core.attribution import input_x_gradient
+from attention_core.coverage import Word
+from attention_core.pipeline import SENTENCE_TOKENS
+from demo.handlers import (
+    ARGMAX,
+    GOLD_PULL,
+    GOLD_THRESHOLDS,
+    GRADIENT,
+    THRESHOLD,
+    Settings,
+    attention_view,
+    link_marks,
+    run,
+    show_gold,
+    with_gradient,
+    with_sentence,
+)
+from demo.plots import FLAGGED, LINK_MARKS
+
+REGISTRY = small_registry()
+TEXT = "我喜欢自然语言处理"
+
+
+def _bars(figure):
+    """The coverage bars under a heatmap (the trace on the second y axis)."""
+    found = [t for t in figure.data if t.type == "bar" and t.yaxis == "y2"]
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.mark.parametrize("variant", ["bahdanau", "luong-dot", "luong-general-local-p"])
+def test_the_coverage_row_is_output_coverage(variant):
+    result = run(REGISTRY, "translation", TEXT, Settings(variant))
+    translator = REGISTRY.get("translation", variant)
+    (out,) = translator.translate_paragraph(TEXT, SENTENCE_TOKENS, beam_size=1, window="config", hard=False)
+    bars = _bars(result.figure)
+    assert list(bars.x) == list(range(len(out.source_tokens)))  # one bar under each heatmap column
+    torch.testing.assert_close(torch.tensor(bars.y, dtype=torch.float32), out.coverage)
+    # a plain reference: every row but <eos>, summed per source token
+    reference = [sum(row[s] for row in out.weights[: len(out.tokens)].tolist()) for s in range(len(out.source_tokens))]
+    assert bars.y == pytest.approx(reference, abs=1e-5)
+    flagged = {t for word in translator.untranslated(out) for t in word.tokens}  # the library's flags
+    assert [c == FLAGGED for c in bars.marker.color] == [j in flagged for j in bars.x]
+    assert [bool(t) for t in bars.text] == [j in flagged for j in bars.x]
+
+
+def test_flagged_words_are_red_and_named_in_the_info_line(monkeypatch):
+    translator = REGISTRY.get("translation", "luong-dot")
+    monkeypatch.setattr(type(translator), "untranslated",
+                        lambda self, out: [Word("自然", "n", [3, 4])] if self is translator else [])
+    result = run(REGISTRY, "translation", TEXT, Settings("luong-dot"))
+    assert result.state["flagged"] == [3, 4]
+    bars = _bars(result.figure)
+    assert [c == FLAGGED for c in bars.marker.color] == [j in (3, 4) for j in range(len(bars.x))]
+    assert [bool(t) for t in bars.text] == [j in (3, 4) for j in range(len(bars.x))]
+    assert "possibly untranslated: 自然" in result.info  # the library's note, shown as it is
+
+
+def test_the_baseline_has_no_coverage_row():
+    result = run(REGISTRY, "translation", TEXT, Settings("none"))
+    assert not [t for t in result.figure.data if t.type == "bar"]
+
+
+@pytest.mark.parametrize("variant", ["none", "luong-dot", "luong-general-local-p"])
+def test_the_gradient_view_is_input_x_gradient(variant):
+    result = run(REGISTRY, "translation", TEXT, Settings(variant))
+    assert "gradient" not in result.state  # not computed on a run
+    translator = REGISTRY.get("translation", variant)
+    (out,) = translator.translate_paragraph(TEXT, SENTENCE_TOKENS, beam_size=1, window="config", hard=False)
+    expected = input_x_gradient(translator, out)
+    state = with_gradient(REGISTRY, result.state)
+    assert "gradient" not in result.state  # the old state is left as it was
+    view = attention_view(state, None, True, shown=GRADIENT)
+    heat = view.heatmap.data[0]
+    torch.testing.assert_close(torch.tensor(heat.z, dtype=torch.float32), expected.gradient, atol=1e-4, rtol=0)
+    assert len(heat.y) == len(out.row_labels) and len(heat.x) == len(out.source_tokens)
+    notes = [a.text for a in view.heatmap.layout.annotations if a.yref == "y"][:-1]  # one per row, then the heading
+    taus = expected.agreement.tolist()
+    assert notes == ["—" if math.isnan(t) else f"{t:+.2f}" for t in taus]
+    kept = [t for t in taus if not math.isnan(t)]
+    if kept:
+        assert f"mean τ = {sum(kept) / len(kept):+.2f}" in view.info
+    else:
+        assert "no attention to compare with" in view.info
+    # switching back draws attention (with its coverage) from the same state
+    back = attention_view(state, None, True)
+    if variant != "none":
+        assert back.heatmap.data[0].z == result.figure.data[0].z
+        assert _bars(back.heatmap).y == _bars(result.figure).y
+
+
+def test_each_sentence_of_a_paragraph_gets_its_own_gradients():
+    result = run(REGISTRY, "translation", "我喜欢自然语言处理。今天天气很好。", Settings("luong-dot"))
+    first = with_gradient(REGISTRY, result.state)
+    second = with_sentence(first, 1)
+    assert "gradient" not in second  # not the first sentence's
+    second = with_gradient(REGISTRY, second)
+    translator = REGISTRY.get("translation", "luong-dot")
+    outs = translator.translate_paragraph("我喜欢自然语言处理。今天天气很好。", SENTENCE_TOKENS, beam_size=1,
+                                          window="config", hard=False)
+    torch.testing.assert_close(torch.tensor(second["gradient"]), input_x_gradient(translator, outs[1]).gradient,
+                               atol=1e-4, rtol=0)
+    again = with_sentence(second, 0)  # kept with each sentence: coming back computes nothing
+    assert again["gradient"] == first["gradient"]
+
+
+GOLD = Gold(("我", "喜欢", "自然语言"), ("i", "like", "natural", "language"),
+            frozenset({(0, 0), (1, 1)}), frozenset({(0, 0), (1, 1), (2, 2), (2, 3)}))
+
+
+def test_link_marks_by_hand():
+    predicted = {(0, 0), (2, 2), (0, 1), (1, 3)}
+    hit_sure, hit_possible, miss, unlinked, extra = LINK_MARKS
+    assert link_marks(predicted, GOLD) == {hit_sure: {(0, 0)}, hit_possible: {(2, 2)}, miss: {(1, 1)},
+                                           unlinked: {(2, 3)}, extra: {(0, 1), (1, 3)}}
+
+
+@pytest.mark.parametrize("rule", [ARGMAX, THRESHOLD])
+def test_the_gold_overlay_marks_hits_misses_and_extras_exactly(rule):
+    translator = REGISTRY.get("translation", "luong-dot")
+    weights = force_decode(translator, GOLD).weights
+    links = argmax_links(weights) if rule == ARGMAX else threshold_links(weights, GOLD_THRESHOLDS["luong-dot"])
+    view = show_gold(REGISTRY, "translation", "luong-dot", "", None, rule, gold=GOLD)
+    assert view.links == links
+    drawn = {t.name.rsplit(" (", 1)[0]: {(x, y) for x, y in zip(t.x, t.y)} for t in view.figure.data
+             if t.type == "scatter"}
+    hit_sure, hit_possible, miss, unlinked, extra = LINK_MARKS
+    assert drawn == {hit_sure: {ln for ln in links if ln in GOLD.sure},
+                     hit_possible: {ln for ln in links if ln in GOLD.possible and ln not in GOLD.sure},
+                     miss: {ln for ln in GOLD.sure if ln not in links},
+                     unlinked: {ln for ln in GOLD.possible if ln not in GOLD.sure and ln not in links},
+                     extra: {ln for ln in links if ln not in GOLD.possible}}
+    scores = evaluate_links([links], [GOLD], samples=0)
+    assert view.scores == scores
+    assert f"AER {scores['aer']:.1%}" in view.info and f"recall {scores['recall']:.1%}" in view.info
+    heat = view.figure.data[0]
+    torch.testing.assert_close(torch.tensor(heat.z, dtype=torch.float32), weights)
+    assert list(heat.x) == [0, 1, 2] and list(heat.y) == [0, 1, 2, 3]
+
+
+def test_the_gold_view_of_the_baseline_and_without_the_data(tmp_path):
+    view = show_gold(REGISTRY, "translation", "none", "", None, gold=GOLD)
+    assert "no alignment" in view.info and not view.links
+    missing = show_gold(REGISTRY, "translation", "luong-dot", "tsinghua", 1, data=tmp_path)
+    assert GOLD_PULL in missing.info and GOLD_PULL == "attention-lab data pull align-zh-en"
+    assert str(tmp_path) in missing.info
+    with pytest.raises(gr.Error, match="unknown gold set"):
+        show_gold(REGISTRY, "translation", "luong-dot", "nonsense", 1, data=tmp_path)
+
+
+def test_gold_sentences_from_the_data_and_their_range():
+    data = data_dir("align-zh-en")
+    view = show_gold(REGISTRY, "translation", "luong-dot", "denero", 150, ARGMAX, data=data)
+    assert "Macherey 150/150" in view.sentence and "AER" in view.info
+    for bad in (0, 151, "x", 1.5):
+        with pytest.raises(gr.Error, match="1–150"):
+            show_gold(REGISTRY, "translation", "luong-dot", "denero", bad, data=data)
+    assert "Tsinghua 450/450" in show_gold(REGISTRY, "translation", "luong-dot", "tsinghua", 450.0,
+                                           data=data).sentence
+
+
+def test_the_thresholds_are_those_the_benchmark_chose():
+    path = ROOT / "results" / "alignment.json"
+    if not path.is_file():
+        pytest.skip("results/alignment.json not written (python benchmarks/alignment.py)")
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    chosen = {r["system"]: float(r["rule"].split("=")[1]) for r in rows
+              if r["set"] == "denero" and r["rule"].startswith("threshold")
+              and r["view"] in ("attention", "layer 2, head mean")}
+    assert chosen == {k: v for k, v in GOLD_THRESHOLDS.items() if k in chosen}
+    assert set(chosen) <= set(GOLD_THRESHOLDS)
