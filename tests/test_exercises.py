@@ -23,7 +23,8 @@ from test_walkthrough import chinese_for_readers, same_program
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "docs" / "exercises"
 THEORY = ROOT / "docs" / "theory"
-PAGES = ("why", "steps", "scores", "qkv", "bahdanau-luong", "local", "masking", "decoding", "transformer")
+PAGES = ("why", "steps", "scores", "qkv", "bahdanau-luong", "local", "masking", "decoding", "transformer",
+         "alignment")
 LANGS = ("zh", "en")
 SUFFIX = {"zh": ".md", "en": ".en.md"}
 HEADING = {"zh": "## 练习 Exercises", "en": "## Exercises"}
