@@ -15,6 +15,10 @@ prefix; Live: ``task``, ``score``, ``window``, ``attention``, ``min_len``, ``max
 For the Transformer, ``layer`` (1-based) and ``head`` (1-based, or ``mean``) choose the attention map
 shown (Compare: ``a_layer``, ``b_head`` …); a malformed one is reported to the visitor, not ignored.
 
+What a task tab's heatmap shows: ``show=gradient`` (input × gradient; default ``attention``). The translation
+tab's gold alignment: ``gold`` (a sentence number), ``gold_set`` (``tsinghua``, the default, or ``denero``) and
+``links`` (``threshold``, the default, or ``argmax``): ``?tab=translation&gold=12&gold_set=tsinghua``.
+
 ``tab=own`` opens the models of your own (``python app.py --models DIR``); ``model`` names one (the name in
 its drop-down: the folder's name, or the Hub repo id), a synonym of ``variant``:
 ``?tab=own&model=de-en&text=ich+sehe+den+Hund+.&beam=1``. Compare takes ``task=own`` with ``a_model`` and
@@ -163,6 +167,32 @@ def parse_view(params: Mapping[str, str], prefix: str = "") -> tuple[dict[str, o
     return view, problems
 
 
+SHOWN = ("attention", "gradient")
+"""Values of ``show``: what a task tab's heatmap shows."""
+GOLD_SIZES = {"tsinghua": 450, "denero": 150}
+"""The gold sets a ``gold_set`` may name, and their sentences."""
+
+
+def parse_gold(params: Mapping[str, str]) -> tuple[dict[str, object], str]:
+    """The gold sentence a query asks the translation tab to show, or a message for a malformed one.
+
+    >>> parse_gold({"gold": "12"})
+    ({'name': 'tsinghua', 'number': 12, 'rule': 'threshold'}, '')
+    >>> parse_gold({"gold": "151", "gold_set": "denero"})[1]
+    'gold=151: 句号须在 1–150 / DeNero has sentences 1–150'
+    """
+    name = params.get("gold_set", "tsinghua")
+    if name not in GOLD_SIZES:
+        return {}, f"gold_set={name[:20]}: 未知的对齐集 / choose {' or '.join(GOLD_SIZES)}"
+    size = GOLD_SIZES[name]
+    number = _int(params.get("gold", "").strip(), 1, size)
+    if number is None:
+        return {}, (f"gold={params.get('gold', '')[:20]}: 句号须在 1–{size} / "
+                    f"{'Tsinghua' if name == 'tsinghua' else 'DeNero'} has sentences 1–{size}")
+    rule = params.get("links") if params.get("links") in ("threshold", "argmax") else "threshold"
+    return {"name": name, "number": number, "rule": rule}, ""
+
+
 def parse_query(params: Mapping[str, str]) -> dict[str, object]:
     """Read the app's URL query: which tab to open, its text, and its controls.
 
@@ -189,6 +219,14 @@ def parse_query(params: Mapping[str, str]) -> dict[str, object]:
         view, problems = parse_view(params)
         if view:
             query["view"] = view
+        if params.get("show") in SHOWN:
+            query["shown"] = params["show"]
+    if tab == "translation" and "gold" in params:
+        gold, problem = parse_gold(params)
+        if gold:
+            query["gold"] = gold
+        else:
+            problems.append(problem)
     if tab == "compare":
         query["task"] = params.get("task") if params.get("task") in TASK_TABS else "translation"
         query["a"], query["b"] = parse_controls(params, "a_"), parse_controls(params, "b_")

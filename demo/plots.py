@@ -312,5 +312,10 @@ def gold_figure(source: Sequence[str], target: Sequence[str], weights: Sequence[
             x=[i for i, _ in links], y=[j for _, j in links], mode="markers", name=f"{name} ({len(links)})",
             marker=LINK_MARKS[name], hoverinfo="skip",
         ))
+    # the markers would pad the axes and draw a grid over the cells; long English reads best unrotated
+    fig.update_xaxes(showgrid=False, zeroline=False)
+    fig.update_yaxes(showgrid=False, zeroline=False, autorange=None, range=[len(target) - 0.5, -0.5], tickangle=0)
+    if len(source) > LABELS_AT_FULL_SIZE:  # turned source labels: room between them and the title
+        fig.update_layout(margin=dict(t=170))
     return fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5,
                                                           xanchor="center"))

@@ -210,7 +210,8 @@ class TaskTab:
         layer: The Transformer's layer selector.
         head: The Transformer's head selector (the last input).
         shown: What the heatmap shows (attention or gradient).
-        follow: Re-draws the views for ``shown`` after a run: ``(state, step, pieces, layer, head, shown)``.
+        follow: Re-draws the views for ``shown`` after a run, from ``viewing``.
+        viewing: ``[state, step, pieces, layer, head, shown]``.
         drawn: What ``follow`` updates.
         gold: The gold-alignment panel's inputs (``name``, ``number``, ``rule``), where the tab has one.
         gold_handler: Shows a gold sentence: ``(variant, name, number, rule) -> (sentence, info, figure)``.
@@ -226,6 +227,7 @@ class TaskTab:
     head: gr.Radio
     shown: gr.Radio | None = None
     follow: Callable | None = None
+    viewing: list = field(default_factory=list)
     drawn: list = field(default_factory=list)
     gold: dict = field(default_factory=dict)
     gold_handler: Callable | None = None
@@ -446,7 +448,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
 
             controls["variant"].change(chose, controls["variant"], [summary, text, output, chosen],
                                        api_visibility="private", queue=False)
-    return TaskTab(text, controls, outputs, handler, pieces, layer, head, shown, follow, [state, *drawn],
+    return TaskTab(text, controls, outputs, handler, pieces, layer, head, shown, follow, viewing, [state, *drawn],
                    gold, gold_handler, gold_outputs if gold else [])
 
 
@@ -470,7 +472,9 @@ def _gold_panel(task: str) -> dict:
         button = gr.Button("show the human links 显示人工对齐", elem_id=f"{task}-gold-run")
         sentence = gr.Markdown(elem_id=f"{task}-gold-sentence")
         info = gr.Markdown(elem_id=f"{task}-gold-info")
-        figure = gr.Plot(show_label=False, label="gold alignment 人工对齐", elem_id=f"{task}-gold-heatmap")
+        figure = gr.Plot(message_figure("Choose a sentence and press the button: the human links over the model's "
+                                        "attention. 选一句，按按钮。"),
+                         show_label=False, label="gold alignment 人工对齐", elem_id=f"{task}-gold-heatmap")
     return dict(name=name, number=number, rule=rule, button=button, sentence=sentence, info=info, figure=figure)
 
 
@@ -779,6 +783,10 @@ def _view_restored(asked: tuple | None, registry: ModelRegistry) -> list:
     return [gr.update(choices=layers, value=layer), gr.update(choices=heads, value=head)]
 
 
+GOLD_ASKED = ("name", "number", "rule")
+"""The gold panel's inputs a URL query sets (``gold_set``, ``gold``, ``links``), in the gold handler's order."""
+
+
 def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, TaskTab], compare_tab: CompareTab,
                   live: LiveTab, app: gr.Blocks) -> None:
     """Open the tab named in the URL query with its input and settings, and run it (``demo.links``).
@@ -788,7 +796,8 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
     """
     targets: list = [tabs]
     for tab in task_tabs.values():
-        targets += [tab.text, *tab.controls.values(), tab.layer, tab.head]
+        targets += [tab.text, *tab.controls.values(), tab.layer, tab.head, tab.shown]
+        targets += [tab.gold[key] for key in GOLD_ASKED if tab.gold]
     targets += [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values(),
                 *compare_tab.views["a"], *compare_tab.views["b"]]
     targets += list(live.controls.values())
@@ -804,6 +813,10 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
             updates.append(gr.update(value=query["text"]) if mine and query.get("text") else gr.skip())
             updates += _restored(task_tab.controls, query.get("controls", {}) if mine else {})
             updates += _view_restored(asked.get(name), registry)
+            updates.append(gr.update(value=query["shown"]) if mine and query.get("shown") else gr.skip())
+            if task_tab.gold:
+                gold = query.get("gold", {}) if mine else {}
+                updates += [gr.update(value=gold[key]) if key in gold else gr.skip() for key in GOLD_ASKED]
         mine = tab == "compare"
         choices = None
         if mine and query.get("task") != compare_tab.start and query.get("task") in registry.models:
@@ -842,10 +855,24 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
 
     loaded = app.load(restore, None, targets, api_visibility="private", queue=False)
     loaded.then(warn, None, None, api_visibility="private")
+    def gold_if_asked(tab: str, handler: Callable, outputs: list) -> Callable:
+        """``handler`` when the query opens ``tab`` with a gold sentence, else no update."""
+        def run(request: gr.Request, *values: object):
+            query = parse_query(dict(request.query_params) if request else {})
+            if query.get("tab") != tab or not query.get("gold"):
+                return tuple(gr.skip() for _ in outputs)
+            return handler(*values)
+        return run
+
     for name, task_tab in task_tabs.items():
-        loaded.then(run_if_asked(name, task_tab.handler, task_tab.outputs),
-                    [task_tab.text, *task_tab.controls.values(), task_tab.pieces, task_tab.layer, task_tab.head],
-                    task_tab.outputs, api_visibility="private")
+        ran = loaded.then(run_if_asked(name, task_tab.handler, task_tab.outputs),
+                          [task_tab.text, *task_tab.controls.values(), task_tab.pieces, task_tab.layer,
+                           task_tab.head], task_tab.outputs, api_visibility="private")
+        ran.then(task_tab.follow, task_tab.viewing, task_tab.drawn, api_visibility="private")  # show=gradient
+        if task_tab.gold:
+            loaded.then(gold_if_asked(name, task_tab.gold_handler, task_tab.gold_outputs),
+                        [task_tab.controls["variant"], *(task_tab.gold[key] for key in GOLD_ASKED)],
+                        task_tab.gold_outputs, api_visibility="private")
     loaded.then(run_if_asked("compare", compare_tab.handler, compare_tab.outputs),
                 [compare_tab.task, compare_tab.text, *compare_tab.a.values(), *compare_tab.b.values(),
                  *compare_tab.views["a"], *compare_tab.views["b"]],

@@ -10,8 +10,8 @@ import math
 import gradio as gr
 import pytest
 import torch
-from app_fixtures import ROOT, small_registry
-from corpus import data_dir
+from app_fixtures import ROOT, launch_app, small_registry
+from corpus import SCREENSHOTS, chromium, data_dir
 
 from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, threshold_links
 from attention_core.attribution import input_x_gradient
@@ -31,6 +31,8 @@ from demo.handlers import (
     with_gradient,
     with_sentence,
 )
+from demo.links import app_query, parse_query
+from demo.models import BUNDLED
 from demo.plots import FLAGGED, LINK_MARKS
 
 REGISTRY = small_registry()
@@ -120,6 +122,20 @@ def test_each_sentence_of_a_paragraph_gets_its_own_gradients():
     assert again["gradient"] == first["gradient"]
 
 
+def test_url_parameters_of_the_new_views():
+    query = parse_query({"tab": "translation", "show": "gradient", "gold": "12"})
+    assert query["shown"] == "gradient"
+    assert query["gold"] == {"name": "tsinghua", "number": 12, "rule": THRESHOLD}
+    query = parse_query({"tab": "translation", "gold": "150", "gold_set": "denero", "links": "argmax"})
+    assert query["gold"] == {"name": "denero", "number": 150, "rule": ARGMAX}
+    for bad in ({"gold": "151", "gold_set": "denero"}, {"gold": "0"}, {"gold": "x"}, {"gold": "3", "gold_set": "y"}):
+        query = parse_query({"tab": "translation", **bad})
+        assert "gold" not in query and len(query["problems"]) == 1  # said to the visitor, not ignored
+    assert "shown" not in parse_query({"tab": "translation", "show": "nonsense"})
+    assert parse_query({"tab": "own", "show": "gradient"})["shown"] == "gradient"
+    assert "gold" not in parse_query({"tab": "couplet", "gold": "3"})  # only the translation tab has the panel
+
+
 GOLD = Gold(("我", "喜欢", "自然语言"), ("i", "like", "natural", "language"),
             frozenset({(0, 0), (1, 1)}), frozenset({(0, 0), (1, 1), (2, 2), (2, 3)}))
 
@@ -185,3 +201,86 @@ def test_the_thresholds_are_those_the_benchmark_chose():
               and r["view"] in ("attention", "layer 2, head mean")}
     assert chosen == {k: v for k, v in GOLD_THRESHOLDS.items() if k in chosen}
     assert set(chosen) <= set(GOLD_THRESHOLDS)
+
+
+def _wait_text(page, elem: str, text: str, present: bool = True, timeout: int = 60_000) -> None:
+    """Wait until the element's text does (or does not) contain ``text``."""
+    page.wait_for_function(
+        "([id, text, present]) => { const e = document.querySelector('#' + id);"
+        " return e && e.innerText.includes(text) === present; }", arg=[elem, text, present], timeout=timeout)
+
+
+def _bar_count(page, elem: str) -> int:
+    return page.locator(f"#{elem} .js-plotly-plot .barlayer .point").count()
+
+
+def test_browser_coverage_gradient_and_gold_alignment():
+    """On the bundled models: coverage bars, the gradient view and back, a flagged word, one gold sentence."""
+    executable = chromium()
+    data = data_dir("align-zh-en")
+    if not list(BUNDLED.glob("translation/*/config.json")):
+        pytest.fail(f"no bundled models under {BUNDLED}; train them with 'attention-lab zoo'")
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    proc, url = launch_app(env={"ATTENTION_LAB_DATA": str(data)})
+    errors: list[str] = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=["--headless", "--no-sandbox",
+                                                                           "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url, wait_until="load")
+            box = page.locator("#translation-input textarea")
+            box.fill("我的朋友张伟是一名麻醉师。")
+            box.press("Enter")
+            _wait_text(page, "translation-info", "normalised input")
+            heatmap = page.locator("#translation-heatmap")
+            heatmap.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+            assert _bar_count(page, "translation-heatmap") == 13  # one coverage bar per source character
+            assert "覆盖度" in heatmap.inner_text()
+            heatmap.screenshot(path=str(SCREENSHOTS / "app-coverage.png"))
+
+            page.locator("#translation-shown").get_by_text("gradient 梯度").click()
+            _wait_text(page, "translation-info", "mean τ =")
+            _wait_text(page, "translation-heatmap", "τ vs attn")
+            assert _bar_count(page, "translation-heatmap") == 0
+            assert "input × gradient" in heatmap.inner_text()
+            heatmap.screenshot(path=str(SCREENSHOTS / "app-gradient.png"))
+
+            page.locator("#translation-shown").get_by_text("attention 注意力").click()
+            _wait_text(page, "translation-heatmap", "τ vs attn", present=False)
+            _wait_text(page, "translation-info", "mean τ", present=False)
+            assert _bar_count(page, "translation-heatmap") == 13
+
+            # a sentence whose content word the default model hardly looked at: named, and its bars marked
+            box.fill("昨天李明和王芳去上海参加了一个国际会议。")
+            box.press("Enter")
+            _wait_text(page, "translation-info", "possibly untranslated: 会议")
+            _wait_text(page, "translation-heatmap", "⚠")
+            page.screenshot(path=str(SCREENSHOTS / "app-flagged.png"), full_page=True)
+
+            page.locator("#translation-gold-number input").fill("12")
+            page.locator("#translation-gold-run").click()
+            _wait_text(page, "translation-gold-info", "AER")
+            assert "Tsinghua 12/450" in page.locator("#translation-gold-sentence").inner_text()
+            gold = page.locator("#translation-gold-heatmap")
+            gold.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+            legend = gold.inner_text()
+            for kind in ("hit (sure)", "miss (sure)", "extra"):
+                assert kind in legend
+            page.locator("#translation-gold").first.screenshot(path=str(SCREENSHOTS / "app-gold.png"))
+
+            # the same views from a URL: the gradient view and a DeNero sentence with Luong's argmax
+            page.goto(url + app_query("translation", text="我的朋友张伟是一名麻醉师。", show="gradient", gold=3,
+                                      gold_set="denero", links="argmax"), wait_until="load")
+            _wait_text(page, "translation-info", "mean τ =", timeout=120_000)
+            _wait_text(page, "translation-gold-info", "argmax")
+            assert "Macherey 3/150" in page.locator("#translation-gold-sentence").inner_text()
+            page.screenshot(path=str(SCREENSHOTS / "app-url-gradient-gold.png"), full_page=True)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert not errors, errors
