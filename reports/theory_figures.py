@@ -1049,10 +1049,12 @@ def gradient_figure(translator: Translator, text: str = GRADIENT_TEXT) -> go.Fig
                        f"{_escape(view.text)} · mean τ 平均 {mean:.2f} · same top-1 最大处相同: {top} of "
                        f"{len(view.rows)}</sup>")
     fig.update_yaxes(side="right", row=1, col=2)
-    fig.update_layout(margin=dict(l=70, r=170, t=120, b=40))
-    for trace in fig.data:  # the colour bar goes right of the right panel's τ labels
+    # the colour bar lies under the panels: on the right it would cover the τ labels in a narrow page column
+    fig.update_layout(margin=dict(l=70, r=130, t=120, b=110), height=fig.layout.height + 60)
+    for trace in fig.data:
         if isinstance(trace, go.Heatmap) and trace.showscale:
-            trace.colorbar = dict(trace.colorbar.to_plotly_json(), x=1.2, thickness=10, len=0.9)
+            trace.colorbar = dict(orientation="h", x=0.5, xanchor="center", y=-0.2, yanchor="top", len=0.5,
+                                  thickness=10, title=dict(text="weight 权重 (rows sum to 1)", side="right"))
     return fig
 
 
