@@ -693,7 +693,7 @@ def with_gradient(registry: ModelRegistry, state: dict | None) -> dict:
         raise gr.Error(str(err.args[0])) from None
     started = time.perf_counter()
     importance = input_x_gradient(translator, decoded(state))
-    found = dict(gradient=_rounded(importance.gradient), agreement=importance.agreement.tolist(),
+    found = dict(gradient=importance.gradient.tolist(), agreement=importance.agreement.tolist(),
                  gradient_ms=1000 * (time.perf_counter() - started))
     sentences = list(state.get("sentences", []))
     index = state.get("sentence", 0)

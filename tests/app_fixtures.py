@@ -77,3 +77,28 @@ def launch_app(models: Path | None = None, docs: Path | None = None, args: tuple
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError("app did not start within 120 s")
+
+
+def subword_registry(root: Path) -> ModelRegistry:
+    """A tiny untrained translation zoo under ``root`` whose models write BPE pieces (a Transformer and an RNN).
+
+    Their outputs are pieces, so the app's word view merges rows (what the gradient view must follow too).
+    """
+    import torch
+
+    from attention_core.hub import save_pretrained
+    from attention_core.subword import Subwords
+    from attention_core.text import tokenize_english
+
+    english = ["unbelievable weather today .", "i like natural language processing ."] * 3
+    subwords = Subwords.train([tokenize_english(s) for s in english], vocab_size=30)
+    zh = Vocab(list(dict.fromkeys("我喜欢自然语言处理今天气很好，。！")))
+    en = Vocab(sorted(p for p in subwords.tokenizer.get_vocab() if not p.startswith("<")))
+    spec = get_task("translation").with_subwords(subwords)
+    for variant, options in (("transformer", dict(decoder="transformer", score="scaled_dot", hidden_size=24,
+                                                  emb_size=24, heads=4, ff_size=48, num_layers=2, dropout=0.0)),
+                             ("luong-dot", dict(decoder="luong", score="dot", hidden_size=16, emb_size=8))):
+        torch.manual_seed(0)
+        cfg = ModelConfig(src_vocab_size=len(zh), tgt_vocab_size=len(en), **options)
+        save_pretrained(Translator(build_model(cfg).eval(), zh, en, spec), root / "translation" / variant)
+    return ModelRegistry.load(root, "cpu")

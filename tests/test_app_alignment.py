@@ -10,13 +10,14 @@ import math
 import gradio as gr
 import pytest
 import torch
-from app_fixtures import ROOT, launch_app, small_registry
+from app_fixtures import ROOT, launch_app, small_registry, subword_registry
 from corpus import SCREENSHOTS, chromium, data_dir
 
 from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, threshold_links
-from attention_core.attribution import input_x_gradient
+from attention_core.attribution import input_x_gradient, kendall_tau
 from attention_core.coverage import Word
 from attention_core.pipeline import SENTENCE_TOKENS
+from attention_core.subword import word_rows
 from demo.handlers import (
     ARGMAX,
     GOLD_PULL,
@@ -90,7 +91,7 @@ def test_the_gradient_view_is_input_x_gradient(variant):
     assert "gradient" not in result.state  # the old state is left as it was
     view = attention_view(state, None, True, shown=GRADIENT)
     heat = view.heatmap.data[0]
-    torch.testing.assert_close(torch.tensor(heat.z, dtype=torch.float32), expected.gradient, atol=1e-4, rtol=0)
+    torch.testing.assert_close(torch.tensor(heat.z, dtype=torch.float32), expected.gradient, atol=1e-6, rtol=0)
     assert len(heat.y) == len(out.row_labels) and len(heat.x) == len(out.source_tokens)
     notes = [a.text for a in view.heatmap.layout.annotations if a.yref == "y"][:-1]  # one per row, then the heading
     taus = expected.agreement.tolist()
@@ -107,6 +108,33 @@ def test_the_gradient_view_is_input_x_gradient(variant):
         assert _bars(back.heatmap).y == _bars(result.figure).y
 
 
+@pytest.fixture(scope="module")
+def pieces_registry(tmp_path_factory):
+    return subword_registry(tmp_path_factory.mktemp("zoo"))
+
+
+@pytest.mark.parametrize("variant", ["transformer", "luong-dot"])
+def test_the_gradient_word_view_merges_pieces_as_attention_does(pieces_registry, variant):
+    registry = pieces_registry
+    result = run(registry, "translation", TEXT, Settings(variant))
+    translator = registry.get("translation", variant)
+    (out,) = translator.translate_paragraph(TEXT, SENTENCE_TOKENS, beam_size=1, window="config", hard=False)
+    expected = input_x_gradient(translator, out)
+    state = with_gradient(registry, result.state)
+    pieces = attention_view(state, None, True, shown=GRADIENT).heatmap
+    torch.testing.assert_close(torch.tensor(pieces.data[0].z, dtype=torch.float32), expected.gradient, atol=1e-6,
+                               rtol=0)
+    labels, merged = word_rows(out.row_labels, expected.gradient)
+    assert len(labels) < len(out.row_labels)  # the untrained model wrote pieces: rows are merged
+    words = attention_view(state, None, False, shown=GRADIENT).heatmap
+    torch.testing.assert_close(torch.tensor(words.data[0].z, dtype=torch.float32), merged, atol=1e-6, rtol=0)
+    _, attention = word_rows(out.row_labels, out.weights)
+    tau = kendall_tau(attention, merged).tolist()
+    notes = [a.text for a in words.layout.annotations if a.yref == "y"][:-1]
+    assert notes == ["—" if math.isnan(t) else f"{t:+.2f}" for t in tau]
+    assert list(words.data[0].y) == list(range(len(labels)))
+
+
 def test_each_sentence_of_a_paragraph_gets_its_own_gradients():
     result = run(REGISTRY, "translation", "我喜欢自然语言处理。今天天气很好。", Settings("luong-dot"))
     first = with_gradient(REGISTRY, result.state)
@@ -117,7 +145,7 @@ def test_each_sentence_of_a_paragraph_gets_its_own_gradients():
     outs = translator.translate_paragraph("我喜欢自然语言处理。今天天气很好。", SENTENCE_TOKENS, beam_size=1,
                                           window="config", hard=False)
     torch.testing.assert_close(torch.tensor(second["gradient"]), input_x_gradient(translator, outs[1]).gradient,
-                               atol=1e-4, rtol=0)
+                               atol=1e-6, rtol=0)
     again = with_sentence(second, 0)  # kept with each sentence: coming back computes nothing
     assert again["gradient"] == first["gradient"]
 
