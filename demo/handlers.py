@@ -1043,7 +1043,12 @@ def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, numbe
         if not (data / "align-zh-en" / name).is_dir():
             message = gold_missing(data)
             return GoldView(message_figure(f"No gold alignments here: {GOLD_PULL}"), "", message)
-        sentences = gold_set(data, name)
+        try:
+            sentences = gold_set(data, name)
+        except (OSError, ValueError) as err:  # a partial or damaged copy: say so, and how to get a good one
+            message = (f"The human word alignments in `{data}/align-zh-en/{name}` could not be read "
+                       f"({html.escape(str(err))}). `{GOLD_PULL}` fetches them again (checked against the manifest).")
+            return GoldView(message_figure(f"Gold alignments unreadable: {GOLD_PULL}"), "", message)
         index = _number(number) if not isinstance(number, float) else (int(number) if number.is_integer() else None)
         if index is None or not 1 <= index <= len(sentences):
             raise gr.Error(f"句号无效 / sentence number {number!r}: {GOLD_NAMES[name]} has 1–{len(sentences)}")

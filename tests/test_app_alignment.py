@@ -204,6 +204,9 @@ def test_the_gold_view_of_the_baseline_and_without_the_data(tmp_path):
     missing = show_gold(REGISTRY, "translation", "luong-dot", "tsinghua", 1, data=tmp_path)
     assert GOLD_PULL in missing.info and GOLD_PULL == "attention-lab data pull align-zh-en"
     assert str(tmp_path) in missing.info
+    (tmp_path / "align-zh-en" / "denero").mkdir(parents=True)  # a partial copy: the files are missing
+    partial = show_gold(REGISTRY, "translation", "luong-dot", "denero", 1, data=tmp_path)
+    assert "could not be read" in partial.info and GOLD_PULL in partial.info
     with pytest.raises(gr.Error, match="unknown gold set"):
         show_gold(REGISTRY, "translation", "luong-dot", "nonsense", 1, data=tmp_path)
 
@@ -312,3 +315,19 @@ def test_browser_coverage_gradient_and_gold_alignment():
         proc.terminate()
         proc.wait(timeout=30)
     assert not errors, errors
+
+
+def test_the_real_app_without_the_gold_data_says_how_to_get_it(tmp_path):
+    """``python app.py`` on an empty data folder: the gold endpoint answers with the command, not a traceback."""
+    from gradio_client import Client
+
+    if not list(BUNDLED.glob("translation/*/config.json")):
+        pytest.fail(f"no bundled models under {BUNDLED}; train them with 'attention-lab zoo'")
+    proc, url = launch_app(env={"ATTENTION_LAB_DATA": str(tmp_path)})
+    try:
+        sentence, info, _ = Client(url, verbose=False).predict("luong-general", "tsinghua", 12, THRESHOLD,
+                                                               api_name="/translation_gold")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert sentence == "" and GOLD_PULL in info and str(tmp_path) in info
