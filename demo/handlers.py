@@ -654,8 +654,12 @@ def gradient_line(state: dict) -> str:
     agreement = ("no attention to compare with 无注意力可比" if math.isnan(tau)
                  else f"Kendall τ per output token beside the rows (ranking of the source by {against} vs by "
                       f"gradient: 1 = same order, 0 = unrelated), **mean τ = {tau:+.2f}** 平均")
-    return (f"gradient 梯度 (input × gradient, Shrikumar et al. 2017): {agreement} · computed on demand in "
+    line = (f"gradient 梯度 (input × gradient, Shrikumar et al. 2017): {agreement} · computed on demand in "
             f"{state.get('gradient_ms', 0):.0f} ms")
+    if not state.get("own_attention", True):
+        line += (" · the gradient goes through the model's own soft attention and window, not the hard or windowed "
+                 "attention chosen above 梯度按模型默认的软注意力与窗口计算")
+    return line
 
 
 def decoded(state: dict) -> Output:
@@ -802,7 +806,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                  for i, (out, m) in enumerate(zip(outs, maps))]
     info = _info(couplet, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
     state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant,
-             "task": task}
+             "task": task, "own_attention": not settings.hard and settings.window in (None, "", "default")}
     view = attention_view(state, None, pieces, layer, head)
     joiner = "" if couplet else " "
     return Result(joiner.join(out.text for out in outs), view.heatmap, view.bars, view.info, state, view.encoder,

@@ -331,3 +331,11 @@ def test_the_real_app_without_the_gold_data_says_how_to_get_it(tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
     assert sentence == "" and GOLD_PULL in info and str(tmp_path) in info
+
+
+def test_the_gradient_view_says_when_it_explains_other_attention_than_shown():
+    note = "the gradient goes through the model's own soft attention and window"
+    for settings, said in ((Settings("luong-dot"), False), (Settings("luong-dot", hard=True), True),
+                           (Settings("luong-dot", window="2"), True)):
+        state = with_gradient(REGISTRY, run(REGISTRY, "translation", TEXT, settings).state)
+        assert (note in attention_view(state, shown=GRADIENT).info) is said
