@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import gradio as gr
 import plotly.graph_objects as go
 
+from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
 from attention_core.scores import SCORES
 from demo.handlers import (
@@ -34,6 +35,7 @@ from demo.handlers import (
     check_view,
     compare,
     entropy_view,
+    gold_missing,
     model_summary,
     run,
     sentence_labels,
@@ -471,7 +473,9 @@ def _gold_panel(task: str) -> dict:
                             elem_id=f"{task}-gold-rule")
         button = gr.Button("show the human links 显示人工对齐", elem_id=f"{task}-gold-run")
         sentence = gr.Markdown(elem_id=f"{task}-gold-sentence")
-        info = gr.Markdown(elem_id=f"{task}-gold-info")
+        data = data_home()
+        missing = not all((data / "align-zh-en" / name).is_dir() for name in GOLD_SETS)
+        info = gr.Markdown(gold_missing(data) if missing else "", elem_id=f"{task}-gold-info")  # said at once
         figure = gr.Plot(message_figure("Choose a sentence and press the button: the human links over the model's "
                                         "attention. 选一句，按按钮。"),
                          show_label=False, label="gold alignment 人工对齐", elem_id=f"{task}-gold-heatmap")

@@ -6,6 +6,7 @@ models (Debian Chromium; skipped with the reason where it or the gold data is mi
 
 import json
 import math
+import urllib.request
 
 import gradio as gr
 import pytest
@@ -325,6 +326,8 @@ def test_the_real_app_without_the_gold_data_says_how_to_get_it(tmp_path):
         pytest.fail(f"no bundled models under {BUNDLED}; train them with 'attention-lab zoo'")
     proc, url = launch_app(env={"ATTENTION_LAB_DATA": str(tmp_path)})
     try:
+        with urllib.request.urlopen(url + "config", timeout=30) as page:  # the panel says it before any click
+            assert GOLD_PULL in page.read().decode("utf-8")
         sentence, info, _ = Client(url, verbose=False).predict("luong-general", "tsinghua", 12, THRESHOLD,
                                                                api_name="/translation_gold")
     finally:
