@@ -90,8 +90,9 @@ def attention(
     allowed = mask[:, None, :].expand(B, T, S) if mask.dim() == 2 else mask  # (B, T, S)
     valid = allowed
     if window is not None:
-        positions = torch.arange(S, device=scores.device, dtype=torch.float32)
-        distance = positions.view(1, 1, S) - window.centre.float().unsqueeze(-1)  # (B, T, S)
+        dtype = torch.promote_types(window.centre.dtype, torch.float32)  # float32, or float64 for a float64 model
+        positions = torch.arange(S, device=scores.device, dtype=dtype)
+        distance = positions.view(1, 1, S) - window.centre.to(dtype).unsqueeze(-1)  # (B, T, S)
         valid = valid & (distance.abs() <= window.half_width)
         # a window over padding only keeps the real key nearest its centre (no row is left empty)
         far = distance.abs().masked_fill(~allowed, float("inf"))  # (B, T, S)

@@ -848,25 +848,17 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
         for problem in problems:
             gr.Warning(html.escape(problem), title="URL")
 
-    def run_if_asked(tab: str, handler: Callable, outputs: list) -> Callable:
-        """``handler`` when the query opens ``tab`` with a text, else no update."""
+    def run_if_asked(tab: str, handler: Callable, outputs: list, key: str = "text") -> Callable:
+        """``handler`` when the query opens ``tab`` with ``key`` (a text, or a ``gold`` sentence), else no update."""
         def run(request: gr.Request, *values: object):
             query = parse_query(dict(request.query_params) if request else {})
-            if query.get("tab") != tab or not query.get("text"):
+            if query.get("tab") != tab or not query.get(key):
                 return tuple(gr.skip() for _ in outputs)
             return handler(*values)
         return run
 
     loaded = app.load(restore, None, targets, api_visibility="private", queue=False)
     loaded.then(warn, None, None, api_visibility="private")
-    def gold_if_asked(tab: str, handler: Callable, outputs: list) -> Callable:
-        """``handler`` when the query opens ``tab`` with a gold sentence, else no update."""
-        def run(request: gr.Request, *values: object):
-            query = parse_query(dict(request.query_params) if request else {})
-            if query.get("tab") != tab or not query.get("gold"):
-                return tuple(gr.skip() for _ in outputs)
-            return handler(*values)
-        return run
 
     for name, task_tab in task_tabs.items():
         ran = loaded.then(run_if_asked(name, task_tab.handler, task_tab.outputs),
@@ -874,7 +866,7 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
                            task_tab.head], task_tab.outputs, api_visibility="private")
         ran.then(task_tab.follow, task_tab.viewing, task_tab.drawn, api_visibility="private")  # show=gradient
         if task_tab.gold:
-            loaded.then(gold_if_asked(name, task_tab.gold_handler, task_tab.gold_outputs),
+            loaded.then(run_if_asked(name, task_tab.gold_handler, task_tab.gold_outputs, "gold"),
                         [task_tab.controls["variant"], *(task_tab.gold[key] for key in GOLD_ASKED)],
                         task_tab.gold_outputs, api_visibility="private")
     loaded.then(run_if_asked("compare", compare_tab.handler, compare_tab.outputs),
