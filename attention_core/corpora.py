@@ -170,9 +170,10 @@ def missing_message(folder: str | Path, entries: Sequence[Entry]) -> str:
     """What to say when corpora are missing: where they were looked for and how to get them."""
     names = " ".join(sorted({e.corpus for e in entries}))
     command = "attention-lab data pull" + ("" if len(entries) == len(read_manifest()) else f" {names}")
-    return (f"the corpora {names} are not in {folder}. Run `{command}` (downloads "
-            f"{sum(e.size for e in entries) / 1e6:.0f} MB from the Hub dataset repo), or pass --data / set {DATA_ENV} "
-            "to a folder that holds them.")
+    megabytes = sum(e.size for e in entries) / 1e6
+    size = f"{megabytes:.0f} MB" if megabytes >= 10 else f"{megabytes:.1f} MB"  # align-zh-en alone is 0.3 MB
+    return (f"the corpora {names} are not in {folder}. Run `{command}` (downloads {size} from the Hub dataset "
+            f"repo), or pass --data / set {DATA_ENV} to a folder that holds them.")
 
 
 def pull(folder: str | Path | None = None, repo_id: str | None = None, corpora: Sequence[str] | None = None,
