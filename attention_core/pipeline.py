@@ -203,10 +203,8 @@ class Translator:
             ))
         return notes
 
-    def translate_paragraph(
-        self, text: str, max_sentence_tokens: int | None = None, **options: Any
-    ) -> list[Output]:
-        """Split a paragraph into sentences and translate them in one batch, in order.
+    def sentences(self, text: str, max_sentence_tokens: int | None = None) -> list[str]:
+        """Split a paragraph into the sentences that ``translate_paragraph`` translates.
 
         Sentences end at sentence-final punctuation or line breaks
         ([`split_sentences`][attention_core.text.split_sentences]; for a model of your own that reads a
@@ -218,10 +216,9 @@ class Translator:
             text: One or more sentences.
             max_sentence_tokens: Longest accepted sentence (tokens), or ``None`` for no limit. A
                 fragment without Chinese (``2013.``) is joined to the sentence before it (or after it).
-            **options: Decoding options of [`translate`][attention_core.pipeline.Translator.translate].
 
         Returns:
-            One [`Output`][attention_core.pipeline.Output] per sentence.
+            The sentences as typed, in order.
 
         Raises:
             InputError: On empty or non-Chinese input, or a sentence over the limit.
@@ -249,7 +246,27 @@ class Translator:
                     f"sentence {i} has {n} tokens; the limit per sentence is {max_sentence_tokens}: "
                     "split it with punctuation (。！？ between sentences, ，between clauses) or shorten it"
                 )
-        return self.translate(merged, **options)
+        return merged
+
+    def translate_paragraph(
+        self, text: str, max_sentence_tokens: int | None = None, **options: Any
+    ) -> list[Output]:
+        """Split a paragraph into sentences and translate them in one batch, in order.
+
+        The sentences are [`sentences`][attention_core.pipeline.Translator.sentences]'s.
+
+        Args:
+            text: One or more sentences.
+            max_sentence_tokens: Longest accepted sentence (tokens), or ``None`` for no limit.
+            **options: Decoding options of [`translate`][attention_core.pipeline.Translator.translate].
+
+        Returns:
+            One [`Output`][attention_core.pipeline.Output] per sentence.
+
+        Raises:
+            InputError: On empty or non-Chinese input, or a sentence over the limit.
+        """
+        return self.translate(self.sentences(text, max_sentence_tokens), **options)
 
     def attention_maps(self, output: Output, window: WindowArg = "config", hard: bool = False) -> AttentionMaps | None:
         """Every layer's and head's attention behind one Transformer output (``None`` for an RNN model).

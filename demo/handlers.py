@@ -46,7 +46,7 @@ from attention_core.couplet import CoupletRules
 from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
 from attention_core.subword import word_rows, word_spans
-from attention_core.text import detokenize_chinese, has_chinese, split_sentences
+from attention_core.text import detokenize_chinese, has_chinese
 from attention_core.transformer import AttentionMaps
 from demo.links import docs_href
 from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
@@ -791,9 +791,9 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                                             max_tokens=MAX_CHARS["couplet"], **options)
             elif translator.task.chinese_source:
                 outs = translator.translate_paragraph(text, SENTENCE_TOKENS, **options)
-            else:  # any language: split at line breaks, ! ? and … (split_sentences), each its own alignment
-                texts = split_sentences(text)
-                outs = translator.translate(texts, max_tokens=SENTENCE_TOKENS, **options)
+            else:  # any language: the library's sentences, kept as typed for the sentence picker
+                texts = translator.sentences(text, SENTENCE_TOKENS)
+                outs = translator.translate(texts, **options)
     except InputError as err:
         raise gr.Error(f"无法翻译 / {err}") from None
     model = translator.model
