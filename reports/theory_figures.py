@@ -60,10 +60,10 @@ from attention_core.scores import build_score
 from attention_core.seq2seq import WindowArg
 from attention_core.toy import sample_batch
 from attention_core.transformer import Transformer, sinusoidal_positions
-from demo.handlers import heatmap_figure, sentence_state
+from demo.handlers import heatmap_figure, link_marks, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
-from demo.plots import COLORSCALE, FONT, alignment_figure
+from demo.plots import COLORSCALE, FONT, alignment_figure, gold_figure
 from reports.common import write_figures
 
 STEPS_TEXT = "我们每天早上七点吃早饭。"
@@ -912,16 +912,6 @@ def bottleneck_figure(result: BottleneckResult) -> go.Figure:
     )
     return fig
 
-LINK_MARKS = {
-    "hit": ("hit 命中 (A ∩ P)", dict(symbol="circle", size=11, color="limegreen", line=dict(color="black", width=1))),
-    "miss": ("miss 漏掉 (S − A)", dict(symbol="square-open", size=17, color="deepskyblue", line=dict(width=3))),
-    "possible": ("possible, not linked 可能、未连 (P − S − A)",
-                 dict(symbol="square-open", size=17, color="silver", line=dict(width=2))),
-    "extra": ("extra 多余 (A − P)", dict(symbol="x-thin-open", size=12, color="crimson", line=dict(width=3))),
-}
-"""How each kind of link is drawn over the heatmap: its legend name and its marker."""
-
-
 @dataclass
 class GoldOverlay:
     """A gold sentence's human links beside the links read off a model's forced attention.
@@ -930,8 +920,8 @@ class GoldOverlay:
         gold: The human-aligned pair.
         weights: The forced attention pooled onto the gold words, ``(n_target_words, n_source_words)``.
         predicted: Luong's rule on ``weights``: each English word's most-attended Chinese word (``A``).
-        links: ``hit`` (``A ∩ P``), ``miss`` (``S − A``), ``possible`` (``P − S − A``, costs nothing) and
-            ``extra`` (``A − P``), as ``(source, target)`` pairs.
+        links: The links by the app's five kinds ([`link_marks`][demo.handlers.link_marks]: sure and possible
+            hits, missed sure links, possible links not made, extra links), as ``(source, target)`` pairs.
         scores: The sentence's ``aer``, ``precision`` and ``recall`` (fractions).
     """
 
@@ -948,13 +938,8 @@ def gold_overlay(translator: Translator, gold: Gold) -> GoldOverlay:
     if weights.dim() != 2:
         raise ValueError("the alignment figure needs one attention map per step (an RNN model, not a Transformer)")
     predicted = argmax_links(weights)
-    links = {
-        "hit": predicted & gold.possible,
-        "miss": set(gold.sure) - predicted,
-        "possible": set(gold.possible - gold.sure) - predicted,
-        "extra": predicted - gold.possible,
-    }
-    return GoldOverlay(gold, weights, predicted, links, evaluate_links([predicted], [gold], samples=0))
+    return GoldOverlay(gold, weights, predicted, link_marks(predicted, gold),
+                       evaluate_links([predicted], [gold], samples=0))
 
 
 def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") -> go.Figure:
@@ -962,9 +947,9 @@ def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") ->
 
     The gold English is fed to the model (teacher forcing, ``attention_core.alignment.force_decode``); pieces and
     characters are pooled onto the gold words; each English word links to its most-attended Chinese word
-    (Luong's rule). Green dots: links that are also human links (sure or possible); blue squares: sure human links
-    the model missed; grey squares: possible human links it did not make (no cost); red crosses: its links no human
-    drew.
+    (Luong's rule). The links are drawn as the app's gold view draws them ([`gold_figure`][demo.plots.gold_figure]):
+    hits on sure and on possible human links, sure human links the model missed, possible ones it did not make (no
+    cost), and its links no human drew.
 
     Args:
         translator: An RNN translation model (the default ``luong-general``).
@@ -972,15 +957,7 @@ def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") ->
         name: Where the pair comes from, for the title (``"DeNero #74"``).
     """
     overlay = gold_overlay(translator, gold)
-    fig = alignment_figure(gold.source, gold.target, overlay.weights.tolist(),
-                           x_title="gold Chinese words 金标准中文词",
-                           y_title="gold English 金标准英文（forced 强制解码）")
-    for kind, (label, marker) in LINK_MARKS.items():
-        cells = sorted(overlay.links[kind], key=lambda link: (link[1], link[0]))
-        fig.add_trace(go.Scatter(
-            x=[i for i, _ in cells], y=[j for _, j in cells], mode="markers", name=f"{label}: {len(cells)}",
-            marker=marker, hoverinfo="skip", showlegend=True,
-        ))
+    fig = gold_figure(gold.source, gold.target, overlay.weights.tolist(), overlay.links)
     s = overlay.scores
     where = f"{_escape(name)} · " if name else ""
     title = (f"human links over forced attention 人工对齐与注意力<br><sup>{where}rule 规则: argmax per English word · "
@@ -989,9 +966,7 @@ def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") ->
     # plotly anchors a two-line title by its first line: "top" at 0.93 keeps both lines inside the figure
     fig.layout.title = dict(text=title, x=0.5, xanchor="center", y=0.93, yref="container", yanchor="top",
                             font=dict(size=15))
-    fig.update_layout(showlegend=True, height=fig.layout.height + 60,
-                      legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5, xanchor="center"),
-                      margin=dict(l=60, r=20, t=160, b=70))
+    fig.update_layout(height=fig.layout.height + 60, margin=dict(l=60, r=20, t=160, b=70))
     return fig
 
 

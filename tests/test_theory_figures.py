@@ -18,6 +18,7 @@ from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
 from demo.links import parse_query
 from demo.models import ModelRegistry
+from demo.plots import LINK_MARKS
 from reports import theory_figures as tf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,13 +317,17 @@ def test_tiny_step_figure_fills_one_stage_per_frame_and_opens_on_the_first():
                       [True, True, True, True, False, False], [True] * 6]
 
 
+KINDS = dict(zip(("hit sure", "hit possible", "miss", "possible", "extra"), LINK_MARKS))
+"""Short names of the app's five kinds of link (demo.plots.LINK_MARKS, in link_marks' order)."""
+
+
 def _marks(fig: go.Figure) -> dict[str, set[tuple[int, int]]]:
     """The links drawn over the alignment heatmap, by kind (legend names start with LINK_MARKS' labels)."""
     found = {}
-    for kind, (label, _) in tf.LINK_MARKS.items():
+    for kind, label in KINDS.items():
         (trace,) = [t for t in fig.data if isinstance(t, go.Scatter) and t.name.startswith(label)]
         found[kind] = set(zip(trace.x, trace.y))
-        assert trace.name.endswith(f": {len(found[kind])}")
+        assert trace.name.endswith(f"({len(found[kind])})")
     return found
 
 
@@ -335,11 +340,12 @@ def test_alignment_figure_draws_the_human_links_as_hits_misses_and_extras_with_t
     # Luong's rule and the counts, written plainly
     predicted = {(max(range(4), key=lambda i: float(weights[j, i])), j) for j in range(4)}
     marks = _marks(fig)
-    assert marks["hit"] == {link for link in predicted if link in GOLD.possible}
+    assert marks["hit sure"] == {link for link in predicted if link in GOLD.sure}
+    assert marks["hit possible"] == {link for link in predicted if link in GOLD.possible and link not in GOLD.sure}
     assert marks["extra"] == {link for link in predicted if link not in GOLD.possible}
     assert marks["miss"] == {link for link in GOLD.sure if link not in predicted}
     assert marks["possible"] == {link for link in GOLD.possible - GOLD.sure if link not in predicted}
-    assert marks["hit"] | marks["extra"] == predicted  # every link of the model is drawn once
+    assert marks["hit sure"] | marks["hit possible"] | marks["extra"] == predicted  # each model link drawn once
     sure_hits, possible_hits = len(predicted & GOLD.sure), len(predicted & GOLD.possible)
     aer = 1 - (sure_hits + possible_hits) / (len(predicted) + len(GOLD.sure))
     title = fig.layout.title.text
@@ -357,8 +363,8 @@ def test_alignment_figure_on_a_known_matrix_counts_a_possible_link_as_no_miss(mo
     monkeypatch.setattr(tf, "force_decode", lambda translator, gold: type("F", (), {"weights": weights})())
     fig = tf.alignment_gold_figure(_translator("luong-dot"), GOLD)
     marks = _marks(fig)
-    assert marks == {"hit": {(0, 0), (3, 3)}, "extra": {(0, 1), (3, 2)}, "miss": {(1, 1), (2, 2)},
-                     "possible": {(2, 3)}}
+    assert marks == {"hit sure": {(0, 0)}, "hit possible": {(3, 3)}, "extra": {(0, 1), (3, 2)},
+                     "miss": {(1, 1), (2, 2)}, "possible": {(2, 3)}}
     # |A| = 4, |S| = 3, |A ∩ S| = 1, |A ∩ P| = 2: AER = 1 − 3/7, precision 2/4, recall 1/3
     assert "AER 57.1 % · precision 50.0 % · recall 33.3 %" in fig.layout.title.text
 
