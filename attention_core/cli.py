@@ -13,6 +13,7 @@ import json
 import shlex
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import torch.distributed as dist
@@ -141,9 +142,8 @@ def _own_task_and_splits(args: argparse.Namespace, seed: int) -> tuple[Task, Spl
     """The task (BPE learned or, with --resume, reread from --out) and the splits of a corpus of your own."""
     spec, train, dev, test = _own_splits(args)
     splits = split_parallel(train, dev, test, seed)
-    directions = [script_direction(text for text, _ in splits.train), script_direction(t for _, t in splits.train)]
-    spec = TaskSpec(*(Side(side.tokenizer, side.bpe_size, side.language, d)
-                      for side, d in zip((spec.source, spec.target), directions)))
+    spec = TaskSpec(replace(spec.source, direction=script_direction(s for s, _ in splits.train)),
+                    replace(spec.target, direction=script_direction(t for _, t in splits.train)))
     return own_task(spec, splits.train, args.out, args.resume), splits
 
 
