@@ -219,6 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "couplet":
             p.add_argument("--unconstrained", action="store_true", help="no decoding constraints")
             _add_couplet_rules(p)
+        else:
+            p.add_argument("--names", action="store_true",
+                           help="Chinese → English: carry people's names through the model and write them in pinyin "
+                                "(张伟 → Zhang Wei) or as the CC-CEDICT dictionary writes them (玛丽 → Mary)")
         _add_decoding(p)
 
     p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
@@ -402,6 +406,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if not texts:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
         options = dict(beam_size=args.beam, window=args.window, hard=args.hard)
+        if getattr(args, "names", False):
+            options["names"] = True
         if args.command == "couplet":
             outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
                                            rules=_rules(args), **options)
@@ -416,6 +422,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 where = f"sentence {i}: " if len(outputs) > 1 else ""
                 for note in translator.notes(out):
                     print(f"note: {where}{note.en}", file=sys.stderr)
+                for line in out.names.lines() if out.names else []:
+                    print(f"name: {where}{line}", file=sys.stderr)
                 if args.show_attention:
                     print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
         return 0

@@ -14,9 +14,10 @@ from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.coverage import Word, low_coverage
 from attention_core.data import Task
+from attention_core.names import Prepared, prepare, restore
 from attention_core.search import beam_search_nbest, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
-from attention_core.subword import word_rows
+from attention_core.subword import CONTINUE, word_rows
 from attention_core.text import has_chinese, split_sentences
 from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
@@ -44,6 +45,8 @@ class Output:
         finished: Whether the output ended with ``<eos>``.
         alternatives: With beam search, the other finished outputs of the beam as ``(text, log p)``,
             best first by the same length-normalised score, without repeats of ``text`` (empty for greedy search).
+        names: With the names switch, what was done with each name found in the source (see
+            [`attention_core.names`][attention_core.names]); ``None`` without it.
     """
 
     source_tokens: list[str]
@@ -55,6 +58,7 @@ class Output:
     score: float
     finished: bool
     alternatives: list[tuple[str, float]] = field(default_factory=list)
+    names: Prepared | None = None
 
     @property
     def row_labels(self) -> list[str]:
@@ -120,6 +124,18 @@ class Translator:
         self.tgt_vocab = tgt_vocab
         self.task = task
         self.meta = meta or {}
+
+    @property
+    def reads_names(self) -> bool:
+        """Whether the names switch applies: a Chinese → English model.
+
+        The bundled translation task, or a model of your own whose sides say ``zh…`` → ``en``.
+        """
+        if self.task.name == "translation":
+            return True
+        spec = self.task.spec or {}
+        source, target = spec.get("source") or {}, spec.get("target") or {}
+        return str(source.get("language", "")).startswith("zh") and target.get("language") == "en"
 
     @property
     def device(self) -> torch.device:
@@ -304,6 +320,7 @@ class Translator:
         batch_size: int = 64,
         max_tokens: int | None = None,
         max_len: int | None = None,
+        names: bool = False,
     ) -> list[Output]:
         """Generate outputs for source texts, batched, in input order.
 
@@ -318,15 +335,26 @@ class Translator:
             batch_size: Sentences per batch.
             max_tokens: Reject inputs longer than this (``InputError``).
             max_len: Output length limit (default: ``search.default_max_len``).
+            names: Carry people's names through the model and write them transliterated (pinyin) or as the
+                dictionary writes them ([`attention_core.names`][attention_core.names]); Chinese → English
+                models only ([`reads_names`][attention_core.pipeline.Translator.reads_names]).
 
         Returns:
             One [`Output`][attention_core.pipeline.Output] per text.
 
         Raises:
-            InputError: On an empty or over-long input.
+            InputError: On an empty or over-long input, or ``names`` for a model that does not read Chinese
+                into English.
         """
         constrained = self.task.constrained if constrained is None else constrained
-        tokenised = [self.tokenize(t, max_tokens) for t in texts]
+        if names and not self.reads_names:
+            raise InputError("the names switch is for models that translate Chinese into English")
+        for text in texts:
+            self.tokenize(text, max_tokens)  # errors speak of the text as typed
+        prepared = [prepare(t) for t in texts] if names else None
+        if prepared is not None:
+            texts = [p.text for p in prepared]
+        tokenised = [self.task.tokenize_src(t) for t in texts]
         order = sorted(range(len(tokenised)), key=lambda i: len(tokenised[i]))
         results: list[Output | None] = [None] * len(tokenised)
         self.model.eval()
@@ -363,4 +391,8 @@ class Translator:
                     finished=hyp.finished,
                     alternatives=list(alternatives.items()),
                 )
+        if prepared is not None:
+            continues = lambda token: token.startswith(CONTINUE)  # noqa: E731
+            results = [restore(out, p, self.task.tokenize_src, continues, self.task.detokenize)  # type: ignore[arg-type]
+                       for out, p in zip(results, prepared)]
         return results  # type: ignore[return-value]

@@ -148,8 +148,11 @@ def variants(models: Path) -> list[str]:
     return sorted(p.parent.name for p in models.glob("*/config.json"))
 
 
-def decode(folder: Path, rows: Sequence[Row]) -> tuple[list[str], float]:
-    """Each row's output as the app makes it (sentences split, beam 5, joined with a space), and the seconds."""
+def decode(folder: Path, rows: Sequence[Row], names: bool = False) -> tuple[list[str], float]:
+    """Each row's output as the app makes it (sentences split, beam 5, joined with a space), and the seconds.
+
+    ``names``: with the names switch ([`attention_core.names`][attention_core.names]).
+    """
     import torch
 
     from attention_core.hub import load_folder
@@ -159,7 +162,8 @@ def decode(folder: Path, rows: Sequence[Row]) -> tuple[list[str], float]:
     started = time.perf_counter()
     with torch.inference_mode():
         outputs = [" ".join(o.text for o in translator.translate_paragraph(r.chinese, SENTENCE_TOKENS,
-                                                                          beam_size=BEAM)) for r in rows]
+                                                                          beam_size=BEAM, names=names))
+                   for r in rows]
     return outputs, time.perf_counter() - started
 
 

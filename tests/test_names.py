@@ -1,0 +1,146 @@
+"""The names switch: finding names, transliterating them, carrying them through a model (issue #29)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from app_fixtures import small_registry
+
+from attention_core.cli import main
+from attention_core.config import ModelConfig
+from attention_core.data import get_task
+from attention_core.hub import load_folder, save_pretrained
+from attention_core.names import Carried, Name, Prepared, find_names, prepare, restore, transliterate
+from attention_core.pipeline import InputError, Output, Translator
+from attention_core.seq2seq import build_model
+from attention_core.vocab import Vocab
+from demo.handlers import Settings, run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def found(text: str) -> list[tuple[str, str, str]]:
+    return [(n.text, n.english, n.how) for n in find_names(text)]
+
+
+@pytest.mark.parametrize("text, names", [
+    ("我的朋友张伟是一名麻醉师。", [("张伟", "Zhang Wei", "pinyin")]),  # 麻醉师 is tagged nr, and is a word
+    ("王小明和李娜明天去北京。", [("王小明", "Wang Xiaoming", "pinyin"), ("李娜", "Li Na", "pinyin")]),
+    ("玛丽和约翰结婚了。", [("玛丽", "Mary", "dictionary"), ("约翰", "John", "dictionary")]),
+    ("约翰和玛丽是邻居。", [("约翰", "John", "dictionary"), ("玛丽", "Mary", "dictionary")]),  # jieba: 和玛丽
+    ("欧阳娜娜会拉大提琴。", [("欧阳娜娜", "Ouyang Nana", "pinyin")]),  # jieba: 欧阳 + 娜娜
+    ("大卫是老师。", [("大卫", "David", "dictionary")]),  # tagged as a noun
+    ("刘洋刚到。", [("刘洋", "Liu Yang", "pinyin")]),  # jieba: 刘洋刚
+    ("艾米丽是从英国来的交换生。", [("艾米丽", "Aimili", "pinyin")]),
+    ("我爸爸是医生。", []),
+])
+def test_names_are_found_with_their_english(text, names):
+    assert found(text) == names
+
+
+@pytest.mark.parametrize("text", [
+    "在花园里的玫瑰正盛开着。", "谢谢您答应到来。", "我读完了那本书。", "他迟早会回来的。", "这药会让你舒服些。",
+    "我正在开发一个安卓应用。", "昨天早上很冷。", "汤姆留着小胡子。", "这堵墙长三十码。", "不要忘了寄这封信。",
+])
+def test_phrases_jieba_tags_as_names_are_not_names(text):
+    """Each was tagged nr by jieba and romanised by the first version of the rule (cmn-eng dev)."""
+    assert all(n.text == "汤姆" for n in find_names(text)), found(text)
+
+
+@pytest.mark.parametrize("name, english", [
+    ("张伟", "Zhang Wei"), ("单田芳", "Shan Tianfang"), ("曾国藩", "Zeng Guofan"), ("吕布", "Lü Bu"),
+    ("欧阳娜娜", "Ouyang Nana"),
+])
+def test_transliteration_reads_the_surname_as_a_surname(name, english):
+    assert transliterate(name) == english
+
+
+def test_prepare_uses_each_carrier_once_and_keeps_a_name_that_is_one():
+    p = prepare("汤姆和张伟见了李娜。")
+    assert p.text == "汤姆和玛丽见了约翰。"
+    assert [(c.name.text, c.carrier) for c in p.carried] == [("汤姆", "汤姆"), ("张伟", "玛丽"), ("李娜", "约翰")]
+    assert [p.text[c.offset:c.offset + len(c.carrier)] for c in p.carried] == ["汤姆", "玛丽", "约翰"]
+    four = prepare("张伟、李娜、王芳和赵磊都来了。")
+    assert len(four.carried) == 3 and "赵磊" in four.text  # three carriers: the fourth is left to the model
+
+
+def output(tokens: list[str], peaks: list[int], source: int, alternatives=()) -> Output:
+    weights = torch.zeros(len(tokens) + 1, source)
+    for row, column in enumerate(peaks + [source - 1]):
+        weights[row, column] = 1.0
+    return Output(source_tokens=["x"] * source, unknown=[None] * source, tokens=tokens, text="", weights=weights,
+                  centres=None, score=-1.0, finished=True, alternatives=list(alternatives))
+
+
+def test_restore_replaces_the_carriers_word_and_keeps_the_models_tokens_and_weights():
+    p = Prepared("张伟的爸爸", "汤姆的爸爸", [Carried(Name("张伟", 0, "Zhang Wei", "pinyin"), "汤姆", "Tom", 0)])
+    out = output(["t", "##om", "'s", "father"], [0, 1, 2, 3], 5, [("Tom's dad", -2.0)])
+    restored = restore(out, p, list, detokenize=lambda toks: " ".join(toks))
+    assert restored.text == "Zhang Wei 's father"
+    assert restored.tokens == out.tokens and torch.equal(restored.weights, out.weights)
+    assert restored.alternatives == [("Zhang Wei's dad", -2.0)]
+    assert p.placed == ["carried"] and restored.names is p
+
+
+def test_restore_places_a_dropped_name_before_the_first_word_looking_at_or_after_it():
+    # 我的朋友汤姆是医生 → "my friend is a doctor": "is" looks at 是 (column 6), after the carrier (columns 4-5)
+    p = Prepared("我的朋友张伟是医生", "我的朋友汤姆是医生",
+                 [Carried(Name("张伟", 4, "Zhang Wei", "pinyin"), "汤姆", "Tom", 4)])
+    out = output(["my", "friend", "is", "a", "doctor", "."], [0, 2, 6, 7, 8, 8], 10)
+    assert restore(out, p, list).text == "my friend Zhang Wei is a doctor ."
+    assert p.placed == ["attention"]
+
+
+def test_restore_without_names_changes_nothing_but_says_so():
+    out = output(["hello"], [0], 2)
+    p = prepare("你好")
+    assert restore(out, p, list).text == out.text and p.carried == []
+
+
+def tiny(task: str) -> Translator:
+    src = Vocab(list(dict.fromkeys("我的朋友张伟汤姆玛丽约翰是医生。")))
+    tgt = Vocab("my friend tom mary john is a doctor .".split())
+    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=16, emb_size=8)
+    torch.manual_seed(0)
+    return Translator(build_model(cfg).eval(), src, tgt if task == "translation" else src, get_task(task))
+
+
+def test_translator_carries_names_and_refuses_them_for_couplets():
+    translator = tiny("translation")
+    out, = translator.translate(["我的朋友张伟是医生。"], names=True)
+    assert out.names is not None and [c.name.english for c in out.names.carried] == ["Zhang Wei"]
+    assert "汤" in out.source_tokens and "张" not in out.source_tokens  # the model read the carrier
+    assert out.names.placed[0] in ("carried", "attention", "missing")
+    assert ("Zhang Wei" in out.text) == (out.names.placed[0] != "missing")
+    plain, = translator.translate(["我的朋友张伟是医生。"])
+    assert plain.names is None and "张" in plain.source_tokens
+    with pytest.raises(InputError, match="Chinese into English"):
+        tiny("couplet").translate(["我的朋友"], names=True)
+
+
+@pytest.mark.skipif(not (ROOT / "models/translation/luong-general/config.json").is_file(), reason="no bundled model")
+def test_the_bundled_model_keeps_the_issues_name():
+    """The issue's sentence: 张伟 vanished ("My friend is a lot of trouble.")."""
+    translator = load_folder(ROOT / "models/translation/luong-general", "cpu")
+    with torch.inference_mode():
+        on, = translator.translate(["我的朋友张伟是一名麻醉师。"], beam_size=5, names=True)
+    assert "Zhang Wei" in on.text
+
+
+def test_cli_names_flag_prints_what_happened(tmp_path, capsys):
+    save_pretrained(tiny("translation"), tmp_path / "m")
+    assert main(["translate", "--model", str(tmp_path / "m"), "--names", "我的朋友张伟是医生。"]) == 0
+    err = capsys.readouterr().err
+    assert "name: 张伟 → Zhang Wei (pinyin; the model read 汤姆" in err
+
+
+def test_app_translation_names_on_by_default_and_said_in_the_info_line():
+    registry = small_registry()
+    on = run(registry, "translation", "我喜欢张伟。", Settings("luong-dot"))
+    assert "names 人名: 张伟 → Zhang Wei" in on.state["info"]
+    off = run(registry, "translation", "我喜欢张伟。", Settings("luong-dot", names=False))
+    assert "names 人名" not in off.state["info"]
+    couplet = run(registry, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot"))  # names do not apply: no error
+    assert "names 人名" not in couplet.state["info"]
