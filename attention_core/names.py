@@ -47,7 +47,8 @@ from __future__ import annotations
 import gzip
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -300,14 +301,35 @@ class Prepared:
                 for c, placed in zip(self.carried, self.placed)]
 
 
-def prepare(text: str, carriers: Sequence[tuple[str, str]] = CARRIERS) -> Prepared:
+KNOWN_COUNT = 20
+"""A name found in at least this many training sources is left to the model (see
+[`known_names`][attention_core.names.known_names])."""
+
+
+def known_names(sources: Iterable[str], min_count: int = KNOWN_COUNT) -> list[str]:
+    """The names a model has seen often enough to translate itself: found in ``min_count`` training sources or more.
+
+    Saved with a model as ``meta["known_names"]`` by training; [`prepare`][attention_core.names.prepare] leaves them
+    to the model, so a name its corpus writes its own way (谢尔顿 → Sheldon in TV subtitles) is not romanised from its
+    characters (Xie Erdun).
+
+    Args:
+        sources: The training sources.
+        min_count: Sources a name must be found in.
+    """
+    counts = Counter(name.text for text in sources for name in {n.text: n for n in find_names(text)}.values())
+    return sorted(name for name, count in counts.items() if count >= min_count)
+
+
+def prepare(text: str, carriers: Sequence[tuple[str, str]] = CARRIERS, known: Collection[str] = ()) -> Prepared:
     """Replace the names of ``text`` by carriers the model knows (a name that is itself a carrier keeps it).
 
     Args:
         text: A source text.
         carriers: ``(Chinese, English)`` carriers in order of use.
+        known: Names left to the model (its ``meta["known_names"]``); carriers are always carried.
     """
-    names = find_names(text)
+    names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in carriers)]
     free = [c for c in carriers if c[0] not in text]
     out, carried, last = "", [], 0
     for name in names:

@@ -351,7 +351,7 @@ class Translator:
             raise InputError("the names switch is for models that translate Chinese into English")
         for text in texts:
             self.tokenize(text, max_tokens)  # errors speak of the text as typed
-        prepared = [prepare(t) for t in texts] if names else None
+        prepared = [prepare(t, known=self.meta.get("known_names") or ()) for t in texts] if names else None
         if prepared is not None:
             texts = [p.text for p in prepared]
         tokenised = [self.task.tokenize_src(t) for t in texts]

@@ -12,7 +12,16 @@ from attention_core.cli import main
 from attention_core.config import ModelConfig
 from attention_core.data import get_task
 from attention_core.hub import load_folder, save_pretrained
-from attention_core.names import Carried, Name, Prepared, find_names, prepare, restore, transliterate
+from attention_core.names import (
+    Carried,
+    Name,
+    Prepared,
+    find_names,
+    known_names,
+    prepare,
+    restore,
+    transliterate,
+)
 from attention_core.pipeline import InputError, Output, Translator
 from attention_core.seq2seq import build_model
 from attention_core.vocab import Vocab
@@ -144,3 +153,15 @@ def test_app_translation_names_on_by_default_and_said_in_the_info_line():
     assert "names 人名" not in off.state["info"]
     couplet = run(registry, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot"))  # names do not apply: no error
     assert "names 人名" not in couplet.state["info"]
+
+
+def test_names_the_model_knows_are_left_to_it():
+    sources = ["谢尔顿来了。"] * 3 + ["张伟来了。", "谢尔顿和张伟。"]
+    assert known_names(sources, min_count=4) == ["谢尔顿"]
+    p = prepare("谢尔顿和张伟。", known=["谢尔顿"])
+    assert [c.name.text for c in p.carried] == ["张伟"] and p.text.startswith("谢尔顿")
+    assert [c.name.text for c in prepare("汤姆和张伟。", known=["汤姆"]).carried] == ["汤姆", "张伟"]  # a carrier
+    translator = tiny("translation")
+    translator.meta["known_names"] = ["张伟"]
+    out, = translator.translate(["我的朋友张伟是医生。"], names=True)
+    assert out.names.carried == [] and "张" in out.source_tokens
