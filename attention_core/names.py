@@ -1,4 +1,4 @@
-"""People's names in a Chinese source: found, transliterated, and carried through the model so they are not dropped.
+"""Names of people and places in a Chinese source: found, transliterated, and carried through the model, not dropped.
 
 A model trained on a few hundred thousand sentences knows a few dozen names (汤姆 → Tom, 玛丽 → Mary); any other
 name — 张伟, 李娜, 王小明 — is a rare word, and a rare word is what a neural translation model drops or replaces by
@@ -15,16 +15,18 @@ dictionary translation or a copy there. The names switch does the same for names
    the whole not a common word of the dictionary and not starting with one (``麻醉师`` "anaesthetist", ``花园里``,
    ``谢谢您`` are tagged as names). A foreign name the dictionary does not know (``艾米丽``) is kept when it has three
    or more characters (or jieba tags it ``nrt``) and no common word at its start or end; it is romanised whole
-   (Aimili). A word of any tag that the dictionary lists as a name (``大卫``, tagged as a noun) is kept too.
+   (Aimili). A word of any tag that the dictionary lists as a name (``大卫``, tagged as a noun) is kept too. Chinese
+   places (jieba's ``ns``) whose English name is their pinyin (上海 → Shanghai, 西安 → Xi'an, as CC-CEDICT writes
+   them) are found too ([`chinese_place`][attention_core.names.chinese_place]); foreign places are left to the model.
 2. **Transliterate** ([`transliterate`][attention_core.names.transliterate]): a Chinese name in pinyin without tones,
    surname first, the given name as one word (张伟 → Zhang Wei, 王小明 → Wang Xiaoming, 欧阳娜娜 → Ouyang Nana), the
    surname read as CC-CEDICT reads it as a surname (单 → Shan, 曾 → Zeng); a foreign name as CC-CEDICT writes it.
 3. **Carry** ([`prepare`][attention_core.names.prepare] and [`restore`][attention_core.names.restore]): each name is
    replaced in the source by a *carrier*, a name the model translates reliably (汤姆, the corpus's most frequent
-   name, then 玛丽 and 约翰); the model translates the sentence around it; in the output, the carrier's translation
-   is replaced by the name's. When the output has no carrier (the model dropped it), the attention places the name:
-   it goes before the first output word whose attention peaks at or after the name in the source. Up to three names
-   a sentence are carried; more are left to the model.
+   name, then 玛丽 and 约翰; for places 波士顿, then 伦敦); the model translates the sentence around it; in the
+   output, the carrier's translation is replaced by the name's. When the output has no carrier (the model dropped
+   it), the attention places the name: it goes before the first output word whose attention peaks at or after the
+   name in the source. Up to three people and two places a sentence are carried; more are left to the model.
 
 Only the output *text* changes: the tokens and the attention stay the model's, for the sentence it read (汤姆 in
 the source columns, ``tom`` in the rows), so the heatmap, the gradients and a Transformer's heads show what the model
@@ -48,7 +50,7 @@ import gzip
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -75,9 +77,16 @@ tagger glues to a name, and that given names rarely end with."""
 DETERMINERS = "这那哪每各某本该此其"
 """A foreign name does not start with a determiner: 那本书 ("that book") is a phrase jieba tags as a name."""
 
-CARRIERS: tuple[tuple[str, str], ...] = (("汤姆", "Tom"), ("玛丽", "Mary"), ("约翰", "John"))
-"""Names a model trained on cmn-eng translates reliably (汤姆 is in 3,122 of its sentences, 玛丽 in 464, 约翰 in 17),
-with the word its output writes for them, in the order they are used."""
+CARRIERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "person": (("汤姆", "Tom"), ("玛丽", "Mary"), ("约翰", "John")),
+    "place": (("波士顿", "Boston"), ("伦敦", "London")),
+}
+"""For each kind of name, names a model trained on cmn-eng translates reliably, with the word its output writes for
+them, in the order they are used: 汤姆 is in 3,122 of cmn.txt's sentences, 玛丽 in 464, 约翰 in 17; 波士顿 in 112,
+伦敦 in 35."""
+
+PLACE_TAGS = ("ns",)
+"""jieba tags (prefixes) of the words proposed as place names."""
 
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _SURNAME = re.compile(r"^(?:two-character )?surname ([A-Z][a-zü]+)\b")
@@ -175,19 +184,21 @@ def transliterate(name: str) -> str:
 
 @dataclass(frozen=True)
 class Name:
-    """A person's name found in a source text.
+    """A person's or a Chinese place's name found in a source text.
 
     Attributes:
         text: The name as written in the source.
         start: Its character offset in the source text.
         english: What the output writes for it.
         how: ``dictionary`` (CC-CEDICT's English name) or ``pinyin``.
+        kind: ``person`` or ``place``.
     """
 
     text: str
     start: int
     english: str
     how: str
+    kind: str = "person"
 
     @property
     def end(self) -> int:
@@ -232,6 +243,23 @@ def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
     return None
 
 
+def chinese_place(word: str, start: int) -> Name | None:
+    """A Chinese place whose English name is its pinyin (上海 → Shanghai, 西安 → Xi'an), as CC-CEDICT writes it.
+
+    Foreign places (巴黎 → Paris) and places with an English name of their own (英国 → United Kingdom) are left to
+    the model: it learned the frequent ones, and a wrong guess would replace a right translation.
+    """
+    for entry in dictionary().get(word, []):
+        if not entry.proper:
+            continue
+        reading = "".join(re.sub(r"\d", "", syllable) for syllable in entry.pinyin.split()).lower()
+        for definition in entry.definitions:
+            lead = re.match(r"[A-Z][A-Za-z'-]*", definition)
+            if lead and lead.group(0).replace("'", "").lower() == reading:
+                return Name(word, start, lead.group(0), "dictionary", "place")
+    return None
+
+
 def find_names(text: str) -> list[Name]:
     """The people's names in a Chinese text, in order (see the module docstring for the rule).
 
@@ -246,8 +274,10 @@ def find_names(text: str) -> list[Name]:
         name = None
         if piece.flag.startswith(NAME_TAGS):
             name = _judge(word, at, transliterated=piece.flag == "nrt")
-        elif listed_name(piece.word):  # 大卫, tagged as a noun
-            name = Name(piece.word, start, listed_name(piece.word) or "", "dictionary")
+        elif piece.flag.startswith(PLACE_TAGS):
+            name = chinese_place(piece.word, start)
+        if name is None and not piece.flag.startswith(NAME_TAGS) and listed_name(piece.word):
+            name = Name(piece.word, start, listed_name(piece.word) or "", "dictionary")  # 大卫 tagged n, 莎士比亚 ns
         if name:
             names.append(name)
         start += len(piece.word)
@@ -321,20 +351,23 @@ def known_names(sources: Iterable[str], min_count: int = KNOWN_COUNT) -> list[st
     return sorted(name for name, count in counts.items() if count >= min_count)
 
 
-def prepare(text: str, carriers: Sequence[tuple[str, str]] = CARRIERS, known: Collection[str] = ()) -> Prepared:
+def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRIERS,
+            known: Collection[str] = ()) -> Prepared:
     """Replace the names of ``text`` by carriers the model knows (a name that is itself a carrier keeps it).
 
     Args:
         text: A source text.
-        carriers: ``(Chinese, English)`` carriers in order of use.
+        carriers: For each kind of name, ``(Chinese, English)`` carriers in order of use.
         known: Names left to the model (its ``meta["known_names"]``); carriers are always carried.
     """
-    names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in carriers)]
-    free = [c for c in carriers if c[0] not in text]
+    every = [c for kind in carriers.values() for c in kind]
+    names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in every)]
+    free = {kind: [c for c in pairs if c[0] not in text] for kind, pairs in carriers.items()}
     out, carried, last = "", [], 0
     for name in names:
-        own = next((c for c in carriers if c[0] == name.text), None)
-        carrier = own or (free.pop(0) if free else None)
+        own = next((c for c in every if c[0] == name.text), None)
+        spare = free.get(name.kind, [])
+        carrier = own or (spare.pop(0) if spare else None)
         if carrier is None:
             continue
         out += text[last : name.start]

@@ -36,7 +36,8 @@ def found(text: str) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("text, names", [
     ("我的朋友张伟是一名麻醉师。", [("张伟", "Zhang Wei", "pinyin")]),  # 麻醉师 is tagged nr, and is a word
-    ("王小明和李娜明天去北京。", [("王小明", "Wang Xiaoming", "pinyin"), ("李娜", "Li Na", "pinyin")]),
+    ("王小明和李娜明天去北京。", [("王小明", "Wang Xiaoming", "pinyin"), ("李娜", "Li Na", "pinyin"),
+                                ("北京", "Beijing", "dictionary")]),
     ("玛丽和约翰结婚了。", [("玛丽", "Mary", "dictionary"), ("约翰", "John", "dictionary")]),
     ("约翰和玛丽是邻居。", [("约翰", "John", "dictionary"), ("玛丽", "Mary", "dictionary")]),  # jieba: 和玛丽
     ("欧阳娜娜会拉大提琴。", [("欧阳娜娜", "Ouyang Nana", "pinyin")]),  # jieba: 欧阳 + 娜娜
@@ -165,3 +166,19 @@ def test_names_the_model_knows_are_left_to_it():
     translator.meta["known_names"] = ["张伟"]
     out, = translator.translate(["我的朋友张伟是医生。"], names=True)
     assert out.names.carried == [] and "张" in out.source_tokens
+
+
+@pytest.mark.parametrize("text, places", [
+    ("明天去上海出差。", [("上海", "Shanghai")]),
+    ("我想去西安。", [("西安", "Xi'an")]),  # CC-CEDICT's spelling, apostrophe kept
+    ("我去过巴黎和英国。", []),  # foreign places and names of their own are left to the model
+    ("莎士比亚是诗人。", []),  # a person the dictionary lists, whatever jieba's tag
+])
+def test_chinese_places_are_their_pinyin_as_the_dictionary_writes_it(text, places):
+    assert [(n.text, n.english) for n in find_names(text) if n.kind == "place"] == places
+
+
+def test_places_get_place_carriers():
+    p = prepare("王小明明天去上海。")
+    assert p.text == "汤姆明天去波士顿。"
+    assert [(c.name.kind, c.carrier_english) for c in p.carried] == [("person", "Tom"), ("place", "Boston")]
