@@ -209,16 +209,20 @@ def markdown(report: dict) -> str:
         "Written by `python benchmarks/visitor.py`.",
         "",
         "| variant | BLEU | Δ vs none [95 % interval] | chrF | rows keeping every name | names kept | "
-        "outputs with `<unk>` | decode s |",
-        "|---|---|---|---|---|---|---|---|",
+        "outputs with `<unk>` | decode s | BLEU, names on | names kept, names on |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in order:
         e = v[name]
         t = e.get("vs_none")
         delta = f"{t['delta']:+.2f} [{t['low']:+.2f}, {t['high']:+.2f}]" if t else "—"
+        on = e.get("names_on")
+        switch = f"{on['bleu']:.2f} | {on['names_kept']} / {report['names']}" if on else "— | —"
         lines.append(f"| {name} | {e['bleu']:.2f} | {delta} | {e['chrf']:.2f} | "
                      f"{e['name_sentences_kept']} / {report['name_sentences']} | {e['names_kept']} / "
-                     f"{report['names']} | {e['unk_outputs']} | {e.get('decode_seconds', '—')} |")
+                     f"{report['names']} | {e['unk_outputs']} | {e.get('decode_seconds', '—')} | {switch} |")
+    lines += ["", "Names on: the same decoding with the names switch ([`attention_core.names`]"
+              "(../../attention_core/names.py), on by default in the app; `results/names.md`)."]
     kinds = list(KINDS)
     lines += ["", "BLEU by kind (a few sentences each: noisy; read it as a direction, not a score):", "",
               "| variant | " + " | ".join(f"{k} ({report['kinds'].get(k, 0)})" for k in kinds) + " |",
@@ -228,15 +232,16 @@ def markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def outputs_tsv(rows: Iterable[Row], outputs: Sequence[str]) -> str:
-    """``id<TAB>chinese<TAB>output`` with a header."""
-    return "".join(["id\tchinese\toutput\n"] + [f"{r.id}\t{r.chinese}\t{o}\n" for r, o in zip(rows, outputs)])
+def outputs_tsv(rows: Iterable[Row], outputs: Sequence[str], named: Sequence[str]) -> str:
+    """``id<TAB>chinese<TAB>output<TAB>output with names`` with a header."""
+    return "".join(["id\tchinese\toutput\toutput_names\n"]
+                   + [f"{r.id}\t{r.chinese}\t{o}\t{n}\n" for r, o, n in zip(rows, outputs, named)])
 
 
-def reading_table(rows: Sequence[Row], out: Path, variant: str) -> str:
-    """The sampled rows with their references and ``variant``'s outputs, for a reader to judge."""
+def reading_table(rows: Sequence[Row], out: Path, variant: str, names: bool = False) -> str:
+    """The sampled rows with their references and ``variant``'s outputs (``names``: with the switch), to judge."""
     lines = (out / f"outputs-{variant}.tsv").read_text(encoding="utf-8").splitlines()[1:]
-    output = {line.split("\t")[0]: line.split("\t")[2] for line in lines}
+    output = {line.split("\t")[0]: line.split("\t")[3 if names else 2] for line in lines}
     table = ["| id | kind | Chinese | reference | output | judgement |", "|---|---|---|---|---|---|"]
     table += [f"| {r.id} | {r.kind} | {r.chinese} | {r.english} | {output[r.id]} | |" for r in reading_sample(rows)]
     return "\n".join(table) + "\n"
@@ -254,10 +259,11 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "visitor"))
     parser.add_argument("--check", action="store_true", help="only check that no sentence is in the corpora")
     parser.add_argument("--reading", metavar="VARIANT", help="print the 30 sampled rows with VARIANT's outputs")
+    parser.add_argument("--names", action="store_true", help="with --reading: the outputs with the names switch")
     args = parser.parse_args()
     rows, out = read_set(args.set), Path(args.out)
     if args.reading:
-        print(reading_table(rows, out, args.reading), end="")
+        print(reading_table(rows, out, args.reading, args.names), end="")
         return
     folder = data_home(args.data)
     missing = [name for name in CORPUS_FILES if not (folder / name).is_file()]
@@ -272,12 +278,17 @@ def main() -> None:
     if args.check:
         return
     models = Path(args.models)
-    outputs, seconds = {}, {}
+    outputs, named, seconds = {}, {}, {}
     for variant in args.variants or variants(models):
         outputs[variant], seconds[variant] = decode(models / variant, rows)
-        atomic_write_text(out / f"outputs-{variant}.tsv", outputs_tsv(rows, outputs[variant]))
+        named[variant], _ = decode(models / variant, rows, names=True)
+        atomic_write_text(out / f"outputs-{variant}.tsv", outputs_tsv(rows, outputs[variant], named[variant]))
         print(f"{variant}: {seconds[variant]:.0f} s", flush=True)
     report = score(rows, outputs)
+    with_names = score(rows, named)["variants"]
+    for variant, entry in with_names.items():
+        report["variants"][variant]["names_on"] = {k: entry[k] for k in ("bleu", "chrf", "names_kept",
+                                                                          "name_sentences_kept")}
     for variant, s in seconds.items():
         report["variants"][variant]["decode_seconds"] = round(s)
     report["decoding"] = {"beam_size": BEAM, "per_row": "translate_paragraph, outputs joined with a space",
