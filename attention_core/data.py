@@ -1,8 +1,11 @@
 """Corpora, deterministic splits, tokenised datasets and length-bucketed batches.
 
-Three formats are read from a data directory given as an argument (nothing is copied):
+Four formats are read from a data directory given as an argument (nothing is copied):
 
-* ``cmn-eng/cmn.txt`` — ``English<TAB>Chinese<TAB>attribution``, UTF-8 with BOM;
+* ``cmn-eng/cmn.txt`` — ``English<TAB>Chinese<TAB>attribution``, UTF-8 with BOM (``cmn-eng-extra/``
+  holds one more such file);
+* ``tv4dialog/tv4dialog.tsv`` — ``Chinese<TAB>English<TAB>series/episode/uid``, TV subtitles whose
+  Chinese marks pauses with spaces instead of punctuation;
 * ``couplet/`` and ``poetry-couplet/`` — ``{train,test}/{in,out}.txt``, characters separated by
   spaces, line *i* of ``in.txt`` pairing with line *i* of ``out.txt``.
 
@@ -13,6 +16,20 @@ Splits (saved with every model in ``data.json``):
 * **translation**: exact duplicate pairs are dropped, then pairs are grouped by their normalised
   Chinese sentence and the groups shuffled with ``seed``; groups fill *test* (1,000 pairs), then
   *dev* (1,000 pairs), the rest is *train*. A Chinese sentence never appears in two splits.
+  Optional extra data (``cmn-eng-extra``; ``tv4dialog``, below) joins *train*, after these pairs; an
+  extra pair whose normalised Chinese is in dev or test is dropped and counted, so dev and test are
+  the same with or without it.
+* **tv4dialog** as extra translation data: its Chinese is punctuated as visitors write it
+  ([`punctuate_subtitle`][attention_core.text.punctuate_subtitle]: a space between two Chinese
+  characters becomes ``，``, and the line ends in ``？``, ``！`` or ``。`` after the English's last mark).
+  Whole episodes are held out, from every series, with ``seed``: ``extra_tests["tv4dialog-test"]``
+  and ``extra_devs["tv4dialog-dev"]`` (about 1,000 utterances each; see
+  [`hold_out_episodes`][attention_core.data.hold_out_episodes]), minus any utterance said in
+  ``cmn.txt``; the other episodes join *train*. With it, an extra pair is dropped when what it says
+  (its Chinese without punctuation and spaces) is said in any held-out set, so no held-out utterance
+  is trained on. ``data.json`` records the held-out episodes, sizes and dropped pairs. The held-out
+  sets depend on ``seed`` and the file alone, so a model trained without tv4dialog is scored on the
+  same pairs (``split_translation(data, seed, extra=("tv4dialog",)).extra_tests``).
 * **couplet**: *test* is the corpus' own test set; *dev* is 1,000 pairs drawn from train with
   ``seed``; optional extra data (``poetry-couplet``) only joins *train*. ``poetry-couplet/test``
   (classical register) is a second test set, ``extra_tests["poetry-test"]``, whenever it is present.
@@ -21,17 +38,19 @@ Splits (saved with every model in ``data.json``):
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from attention_core.batch import Batch, make_batch
-from attention_core.corpora import data_home, sha256_file
+from attention_core.corpora import data_home, read_manifest, sha256_file
 from attention_core.subword import Subwords, merge_pieces
 from attention_core.text import (
     detokenize_chinese,
     detokenize_english,
     normalize_chinese,
+    punctuate_subtitle,
     tokenize_chinese,
     tokenize_english,
 )
@@ -50,15 +69,23 @@ class Corpus:
         pairs: Source and target strings.
         skipped: Number of malformed or empty lines that were skipped.
         path: Where the pairs came from.
+        episodes: For a corpus of dialogues (``tv4dialog``), the ``series/episode`` of each pair;
+            ``None`` otherwise.
     """
 
     pairs: list[tuple[str, str]]
     skipped: int
     path: str
+    episodes: list[str] | None = None
 
 
-def _require(path: Path, what: str) -> Path:
+def _require(path: Path, what: str, corpus: str | None = None) -> Path:
     if not path.exists():
+        if corpus is not None:
+            raise DataError(
+                f"{what} not found at {path}. Run `attention-lab data pull {corpus}` to download it, "
+                f"or pass --data / set ATTENTION_LAB_DATA to the folder that holds {corpus}/."
+            )
         raise DataError(
             f"{what} not found at {path}. Run `attention-lab data pull` to download the corpora (about 100 MB), "
             "or pass --data / set ATTENTION_LAB_DATA to the folder that holds cmn-eng/, couplet/ and poetry-couplet/."
@@ -88,6 +115,66 @@ def read_cmn_eng(data_dir: str | Path) -> Corpus:
                 continue
             pairs.append((fields[1].strip(), fields[0].strip()))
     return Corpus(pairs, skipped, str(path))
+
+
+TV4DIALOG_FILE = "tv4dialog.tsv"
+"""The file of ``tv4dialog/``; an extra folder holding a ``.tsv`` file is read as dialogues in its format."""
+
+
+def read_tv4dialog(data_dir: str | Path) -> Corpus:
+    """Read ``tv4dialog/tv4dialog.tsv`` as punctuated (Chinese, English) pairs with their episodes.
+
+    Each line is ``Chinese<TAB>English<TAB>series/episode/uid``. The Chinese side, which has no
+    punctuation, is punctuated by [`punctuate_subtitle`][attention_core.text.punctuate_subtitle]
+    (the rule visitors' input already follows).
+
+    Args:
+        data_dir: The data folder (``tv4dialog/tv4dialog.tsv`` inside it), or the file itself.
+
+    Returns:
+        The corpus, with ``episodes`` (``series/episode``, e.g. ``castle/S01E01``); lines without
+        three fields, with an empty side or without a ``series/episode/uid`` id are skipped and counted.
+    """
+    path = Path(data_dir)
+    path = path if path.is_file() else _require(path / "tv4dialog" / TV4DIALOG_FILE, "tv4dialog corpus", "tv4dialog")
+    pairs, episodes, skipped = [], [], 0
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            fields = [x.strip() for x in line.rstrip("\n").split("\t")]
+            if len(fields) != 3 or len(fields[2].split("/")) != 3 or not all(fields[2].split("/")):
+                skipped += 1
+                continue
+            chinese, english = punctuate_subtitle(fields[0], fields[1]), fields[1]
+            if not chinese or not english:
+                skipped += 1
+                continue
+            pairs.append((chinese, english))
+            episodes.append(fields[2].rsplit("/", 1)[0])
+    return Corpus(pairs, skipped, str(path), episodes)
+
+
+def read_extra(folder: str | Path) -> Corpus:
+    """Read an extra translation folder, its format told by its one corpus file.
+
+    A ``.tsv`` file is read as dialogues ([`read_tv4dialog`][attention_core.data.read_tv4dialog]:
+    ``Chinese<TAB>English<TAB>series/episode/uid``), a ``.txt`` file as ``cmn.txt``
+    ([`read_cmn_eng`][attention_core.data.read_cmn_eng]).
+
+    Raises:
+        DataError: If the folder is missing or holds no, or more than one, corpus file.
+    """
+    folder = Path(folder)
+    known = {e.corpus for e in read_manifest()}
+    _require(folder, f"extra corpus {folder.name}", folder.name if folder.name in known else None)
+    files = sorted(folder.glob("*.tsv")) + sorted(folder.glob("*.txt"))
+    if len(files) != 1:
+        raise DataError(
+            f"{folder} must hold exactly one corpus file: a .txt in the cmn.txt format or a .tsv of dialogues "
+            f"(Chinese<TAB>English<TAB>series/episode/uid, as tv4dialog/{TV4DIALOG_FILE}); found {len(files)}"
+        )
+    return read_tv4dialog(files[0]) if files[0].suffix == ".tsv" else read_cmn_eng(files[0])
 
 
 def read_couplets(folder: str | Path, split: str = "train") -> Corpus:
@@ -206,9 +293,14 @@ class Splits:
         dev: Development pairs (early stopping, learning-rate decay).
         test: Test pairs.
         info: The rule, seed, sources, sizes and skipped-line counts (saved as ``data.json``).
-        extra_tests: Further test sets by name (couplets: ``poetry-test``), never trained on.
+        extra_tests: Further test sets by name (couplets: ``poetry-test``; translation with
+            ``tv4dialog``: ``tv4dialog-test``), never trained on.
         main_train_size: How many leading pairs of ``train`` come from the task's own corpus (the
             extra data follows them); ``None`` when all of it does.
+        extra_devs: Further development sets by name (translation with ``tv4dialog``:
+            ``tv4dialog-dev``), never trained on, for choosing recipes; unlike ``dev`` they play no
+            part in training (early stopping, learning-rate decay), and unlike ``extra_tests`` they
+            are not among the [`evaluation_sets`][attention_core.data.Splits.evaluation_sets].
     """
 
     train: list[tuple[str, str]]
@@ -217,10 +309,61 @@ class Splits:
     info: dict = field(default_factory=dict)
     extra_tests: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     main_train_size: int | None = None
+    extra_devs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def evaluation_sets(self) -> dict[str, list[tuple[str, str]]]:
         """Every set a model is scored on, by name: ``test`` first, then the extra test sets."""
         return {"test": self.test, **self.extra_tests}
+
+
+def hold_out_episodes(episodes: Sequence[str], seed: int, size: int) -> tuple[list[str], list[str]]:
+    """Whole episodes for a dialogue corpus's test and dev slices, from every series, about ``size`` utterances each.
+
+    Each series' episodes (``series/episode``, sorted) are shuffled with ``seed``; the test slice takes
+    one episode of each series in turn (series in alphabetical order): the first round always, then
+    each next episode only while it brings the slice closer to ``size`` utterances. The dev slice is
+    filled the same way from the episodes left.
+
+    Args:
+        episodes: The episode of every utterance (repeats count the utterances).
+        seed: Seed of the shuffles.
+        size: Utterances aimed at in each slice; ``0`` holds nothing out.
+
+    Returns:
+        The test episodes and the dev episodes, in the order they were taken.
+
+    Examples:
+        >>> hold_out_episodes(["a/1"] * 3 + ["a/2"] * 3 + ["b/1"] * 2 + ["b/2"] * 2, seed=0, size=5)
+        (['a/2', 'b/1'], ['a/1', 'b/2'])
+    """
+    if size <= 0:
+        return [], []
+    counts = Counter(episodes)
+    series: dict[str, list[str]] = {}
+    for episode in sorted(counts):
+        series.setdefault(episode.split("/")[0], []).append(episode)
+    rng = random.Random(seed)
+    queues = {name: rng.sample(eps, len(eps)) for name, eps in sorted(series.items())}
+    slices: list[list[str]] = []
+    for _ in range(2):
+        chosen, total, first_round = [], 0, True
+        while any(queues.values()):
+            added = False
+            for queue in queues.values():
+                if queue and (first_round or abs(total + counts[queue[0]] - size) < abs(total - size)):
+                    chosen.append(queue.pop(0))
+                    total += counts[chosen[-1]]
+                    added = True
+            first_round = False
+            if not added:
+                break
+        slices.append(chosen)
+    return slices[0], slices[1]
+
+
+def _bare_chinese(text: str) -> str:
+    """Normalised Chinese without punctuation, symbols or spaces, lower-cased (dialogue lines are compared so)."""
+    return "".join(ch for ch in normalize_chinese(text) if ch.isalnum()).lower()
 
 
 def split_translation(
@@ -229,18 +372,23 @@ def split_translation(
     dev_size: int = 1000,
     test_size: int = 1000,
     extra: Sequence[str] = (),
+    dialogue_size: int = 1000,
 ) -> Splits:
     """The documented translation split of ``cmn-eng`` (see the module docstring).
 
     Args:
         data_dir: The data folder (``cmn-eng/cmn.txt`` inside it), or ``cmn.txt`` itself.
-        seed: Seed of the group shuffle.
+        seed: Seed of the group shuffle (and of the episodes a dialogue corpus holds out).
         dev_size: Dev pairs.
         test_size: Test pairs.
-        extra: Extra training folders inside ``data_dir`` in the same format (one ``.txt`` file
-            each, e.g. ``("cmn-eng-extra",)``). They only join *train*, after the pairs of
-            ``cmn.txt``; a pair whose normalised Chinese is in dev or test is dropped and counted, so
-            dev and test stay exactly as without them.
+        extra: Extra training folders inside ``data_dir`` (e.g. ``("cmn-eng-extra", "tv4dialog")``),
+            read by [`read_extra`][attention_core.data.read_extra]. They join *train*, after the pairs
+            of ``cmn.txt``; a pair whose normalised Chinese is in dev or test is dropped and counted, so
+            dev and test stay exactly as without them. A dialogue corpus (``tv4dialog``) first holds out
+            whole episodes ([`hold_out_episodes`][attention_core.data.hold_out_episodes]) as
+            ``extra_tests["tv4dialog-test"]`` and ``extra_devs["tv4dialog-dev"]``; then the comparison
+            with every held-out Chinese sentence ignores punctuation and spaces.
+        dialogue_size: Utterances aimed at in each of a dialogue corpus's test and dev slices.
     """
     corpus = read_cmn_eng(data_dir)
     unique = list(dict.fromkeys(corpus.pairs))
@@ -263,36 +411,96 @@ def split_translation(
     main_train_size = len(train)
     sources = [{"path": corpus.path, "sha256": sha256_file(corpus.path)}]
     skipped, overlap = corpus.skipped, 0
-    held_out = {normalize_chinese(zh) for zh, _ in dev + test}
+    extras = {name: read_extra(Path(data_dir) / name) for name in extra}
+    extra_tests: dict[str, list[tuple[str, str]]] = {}
+    extra_devs: dict[str, list[tuple[str, str]]] = {}
+    dialogues: dict[str, dict] = {}
+    said_in_cmn_eng: set[str] = set()
+    for name, more in list(extras.items()):
+        if more.episodes is not None:  # a dialogue corpus: hold out whole episodes, train on the others
+            said_in_cmn_eng = said_in_cmn_eng or {_bare_chinese(zh) for zh, _ in unique}
+            test_part, dev_part, extras[name], dialogues[name] = _hold_out_dialogues(
+                name, more, said_in_cmn_eng, seed, dialogue_size
+            )
+            extra_tests[f"{name}-test"], extra_devs[f"{name}-dev"] = test_part, dev_part
+    if dialogues:  # the dialogues' punctuation is inferred: compare what was said
+        compare: Callable[[str], str] = _bare_chinese
+        held_out_sets = [dev, test, *extra_tests.values(), *extra_devs.values()]
+    else:
+        compare, held_out_sets = normalize_chinese, [dev, test]
+    held_out = {compare(zh) for pairs in held_out_sets for zh, _ in pairs}
     seen = set(unique)
-    for name in extra:
-        files = sorted(p for p in _require(Path(data_dir) / name, f"extra corpus {name}").glob("*.txt"))
-        if len(files) != 1:
-            raise DataError(f"{Path(data_dir) / name} must hold exactly one .txt corpus file, found {len(files)}")
-        more = read_cmn_eng(files[0])
+    for name, more in extras.items():
         skipped += more.skipped
         sources.append({"path": more.path, "sha256": sha256_file(more.path)})
+        dropped, joined = 0, 0
         for pair in dict.fromkeys(more.pairs):
-            if normalize_chinese(pair[0]) in held_out:
-                overlap += 1
+            if compare(pair[0]) in held_out:
+                dropped += 1
             elif pair not in seen:
                 seen.add(pair)
                 train.append(pair)
+                joined += 1
+        overlap += dropped
+        if name in dialogues:
+            dialogues[name].update(train_pairs=joined, dropped_held_out=dropped)
     info = {
         "task": "translation",
         "rule": "drop exact duplicate pairs; group by normalised Chinese; shuffle groups with seed; "
         "fill test, then dev, rest train"
-        + (" (+ extra, minus pairs whose Chinese is in dev or test)" if extra else ""),
+        + (" (+ extra, minus pairs whose Chinese is in dev or test)" if extra else "")
+        + ("; " + DIALOGUE_RULE if dialogues else ""),
         "seed": seed,
         "sources": sources,
         "skipped_lines": skipped,
         "duplicates_dropped": len(corpus.pairs) - len(unique),
-        "sizes": {"train": len(train), "dev": len(dev), "test": len(test)},
+        "sizes": {
+            "train": len(train),
+            "dev": len(dev),
+            "test": len(test),
+            **{name: len(pairs) for name, pairs in (extra_tests | extra_devs).items()},
+        },
     }
     if extra:
         info["extra"] = list(extra)
         info["extra_dropped_held_out"] = overlap
-    return Splits(train, dev, test, info, main_train_size=main_train_size if extra else None)
+    if dialogues:
+        info["dialogues"] = dialogues
+    return Splits(train, dev, test, info, extra_tests, main_train_size if extra else None, extra_devs)
+
+
+DIALOGUE_RULE = (
+    "a dialogue corpus (tv4dialog) is punctuated by punctuate_subtitle (a space between two Chinese characters "
+    "becomes '，'; a final '？', '！' or '。' after the English's last mark); whole episodes are held out, one "
+    "of each series in turn, episodes shuffled with seed: the first round always, then more while they bring "
+    "the slice closer to dialogue_size utterances, first <name>-test, then <name>-dev from the episodes left; "
+    "held-out utterances whose Chinese is in cmn.txt are dropped; the other episodes join train, minus pairs "
+    "whose Chinese equals a held-out one (any extra; compared without punctuation and spaces)"
+)
+"""The dialogue part of the translation split's rule, as ``data.json`` records it."""
+
+
+def _hold_out_dialogues(
+    name: str, corpus: Corpus, in_cmn_eng: set[str], seed: int, size: int
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], Corpus, dict]:
+    """A dialogue corpus's test and dev slices (whole episodes), the corpus left for training, and their record."""
+    test_episodes, dev_episodes = hold_out_episodes(corpus.episodes or [], seed, size)
+    slices: dict[str, list[tuple[str, str]]] = {}
+    dropped = 0
+    for split, chosen in ((f"{name}-test", set(test_episodes)), (f"{name}-dev", set(dev_episodes))):
+        pairs = list(dict.fromkeys(p for p, ep in zip(corpus.pairs, corpus.episodes or []) if ep in chosen))
+        slices[split] = [p for p in pairs if _bare_chinese(p[0]) not in in_cmn_eng]
+        dropped += len(pairs) - len(slices[split])
+    held = set(test_episodes + dev_episodes)
+    rest = [(p, ep) for p, ep in zip(corpus.pairs, corpus.episodes or []) if ep not in held]
+    left = replace(corpus, pairs=[p for p, _ in rest], episodes=[ep for _, ep in rest])
+    record = {
+        "size": size,
+        f"{name}-test": {"episodes": test_episodes, "pairs": len(slices[f"{name}-test"])},
+        f"{name}-dev": {"episodes": dev_episodes, "pairs": len(slices[f"{name}-dev"])},
+        "held_out_dropped_in_cmn_eng": dropped,
+    }
+    return slices[f"{name}-test"], slices[f"{name}-dev"], left, record
 
 
 def split_couplet(

@@ -5,6 +5,8 @@
   width), and the text is split into characters; runs of Latin letters or digits stay one token.
 * English is lower-cased and split into words and punctuation, with clitics split Moses-style
   (``don't`` → ``don 't``); [`detokenize_english`][attention_core.text.detokenize_english] undoes it.
+* Subtitle Chinese, which marks pauses with spaces instead of punctuation, is punctuated like the rest
+  ([`punctuate_subtitle`][attention_core.text.punctuate_subtitle]).
 
 Examples:
     >>> tokenize_chinese("這是 Tom 的書，2013年。")
@@ -37,6 +39,11 @@ _SENTENCE_END = re.compile(rf"(?:[。！？!?．｡]+|…+|\.{{3,}}|(?<=[^\x00-\
 _CLAUSE_END = re.compile(rf"[，,；;：:、][{re.escape(_CLOSERS)}]*")
 _SPACED_PERIOD = re.compile(rf"(?<=[^\s\d.])\.[{re.escape(_CLOSERS)}]*(?=\s)")
 """A ``.`` after a letter and before a space: a sentence end in languages written with spaces."""
+_PAUSE = re.compile(rf"(?<={_CJK_CHAR.pattern}) (?={_CJK_CHAR.pattern})")
+"""A space between two Chinese characters: a pause or a sentence break in a subtitle."""
+_FINAL_MARKS = {"?": "？", "!": "！"}
+_ENGLISH_TRAILERS = "\"'”’»)]}*- \t"
+"""What may follow an English line's last punctuation mark: closing quotes and brackets, song marks, dashes."""
 
 
 @functools.cache
@@ -61,6 +68,50 @@ def normalize_chinese(text: str) -> str:
         lambda m: m.group(0).translate(_HALF_TO_FULL),
         text,
     )
+
+
+def punctuate_subtitle(chinese: str, english: str) -> str:
+    """Punctuate a subtitle's Chinese the way people write it: pauses become ``，``, and the line gets a final mark.
+
+    Subtitles (``tv4dialog``) have no punctuation: a space marks a pause or a sentence break
+    (``少来了 你们都在约会了``), while the translation task's own corpus (Tatoeba) and the visitors write
+    punctuated Chinese (``少来了，你们都在约会了。``). Of the two ways to make them meet, the subtitle side is
+    brought to the visitor's form, once, when the corpus is read: the input then needs no rule of its own
+    (it goes through [`normalize_chinese`][attention_core.text.normalize_chinese] as always, which turns the
+    ASCII ``, ! ? ; :`` a visitor types next to Chinese into the full-width marks written here; an ASCII
+    ``.`` it leaves as it is, so ``你好.`` reaches the model with ``.``, not ``。``). The rule, applied to
+    the normalised line:
+
+    1. whitespace runs become one space, and a space **between two Chinese characters** becomes ``，``
+       (a space cannot tell a pause from a sentence break; a comma is right for the first and close for
+       the second);
+    2. every other space stays: beside a Latin word or a number (``我用 iPhone 手机``) it may just
+       separate words, beside a mark the line already has (``什么？ 拜托``) nothing is missing; the
+       tokeniser drops spaces, so they never reach the model;
+    3. a line that ends in a character, letter or digit gets a final mark from the English's last
+       punctuation mark (closing quotes, brackets, ``*`` and dashes after it skipped): ``?`` → ``？``,
+       ``!`` → ``！``, anything else → ``。``. A line that already ends in a mark keeps it.
+
+    Args:
+        chinese: The subtitle's Chinese side.
+        english: Its English side, whose final punctuation mark chooses the Chinese one.
+
+    Returns:
+        The punctuated, normalised Chinese; ``""`` for a blank line.
+
+    Examples:
+        >>> punctuate_subtitle("少来了 你们都在约会了", "Come on, you're dating.")
+        '少来了，你们都在约会了。'
+        >>> punctuate_subtitle("你是说 我用 iPhone 手机", "You mean I use an iPhone?")
+        '你是说，我用 iPhone 手机？'
+        >>> punctuate_subtitle("什么? 拜托", "What? Come on!")
+        '什么？ 拜托！'
+    """
+    text = _PAUSE.sub("，", " ".join(normalize_chinese(chinese).split()))
+    if not text or not text[-1].isalnum():
+        return text
+    last = unicodedata.normalize("NFKC", english).rstrip(_ENGLISH_TRAILERS)[-1:]
+    return text + _FINAL_MARKS.get(last, "。")
 
 
 def has_chinese(text: str) -> bool:

@@ -170,6 +170,10 @@ class TrainConfig:
             corpus plus a fresh random draw of ``extra_ratio`` extra pairs per own pair. ``0``
             (the default) trains on everything every epoch.
         extra_ratio: Extra pairs per own pair after the full-data epochs.
+        main_repeat: Up-sampling of the task's own corpus: its training pairs appear this many times in
+            every epoch, beside the extra data (e.g. Tatoeba's 27,055 pairs 4 times beside tv4dialog's
+            232,140). The vocabularies and ``extra_ratio``'s draw count them once; ``1`` (the default)
+            changes nothing.
         max_dev: Score only the first ``max_dev`` dev pairs each epoch.
         dev_beam: Beam size for dev BLEU (1 = greedy).
         precision: ``auto``, ``fp32``, ``bf16`` or ``fp16`` (see
@@ -195,13 +199,14 @@ class TrainConfig:
     max_train: int | None = None
     full_data_epochs: int = 0
     extra_ratio: float = 1.0
+    main_repeat: int = 1
     max_dev: int | None = None
     dev_beam: int = 1
     precision: str = "auto"
 
     def validate(self) -> TrainConfig:
         """Raise ``ValueError`` naming the first bad field."""
-        for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam"):
+        for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam", "main_repeat"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.subword_vocab < 0 or 0 < self.subword_vocab <= 4:
@@ -552,16 +557,17 @@ def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, wor
 
 def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, device: torch.device, rank: int,
                  world: int, progress: bool) -> dict:
-    """One epoch of updates (the curriculum's draw of extra pairs, bucketed batches, this rank's share).
+    """One epoch of updates (own pairs ``main_repeat`` times, the curriculum's extra draw, batches, this rank's share).
 
     Returns:
         The epoch's record so far: mean loss, pairs, speed and time.
     """
     epoch_seed = train_cfg.seed * 1000 + epoch
-    epoch_examples = data.examples
+    own = data.own * train_cfg.main_repeat
+    epoch_examples = own + data.extra
     if train_cfg.full_data_epochs and epoch > train_cfg.full_data_epochs and data.extra:
         draw = min(len(data.extra), round(len(data.own) * train_cfg.extra_ratio))
-        epoch_examples = data.own + random.Random(epoch_seed).sample(data.extra, draw)
+        epoch_examples = own + random.Random(epoch_seed).sample(data.extra, draw)
     batches = list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed))
     if world > 1:
         batches = batches[: len(batches) // world * world][rank::world]

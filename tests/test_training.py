@@ -144,6 +144,20 @@ def test_curriculum_trains_on_everything_then_on_own_pairs_plus_a_fresh_extra_dr
         TrainConfig(extra_ratio=-1).validate()
 
 
+def test_main_repeat_up_samples_the_own_pairs_in_every_epoch(tmp_path):
+    own = [("天高云淡", "地阔山青"), ("春风送暖", "秋雨迎凉")] * 20  # 40 pairs of the task's own corpus
+    extra = [("白日依山尽", "黄河入海流"), ("明月松间照", "清泉石上流")] * 40  # 80 extra pairs
+    splits = Splits(own + extra, own[:4], own[:4], {"task": "couplet"}, main_train_size=len(own))
+    cfg = TrainConfig(epochs=2, batch_size=16, main_repeat=3, full_data_epochs=1, extra_ratio=0.5, min_freq=1)
+    opts = dict(hidden_size=16, emb_size=8, share_embeddings=True)
+    result = fit(get_task("couplet"), splits, tmp_path / "c", opts, cfg, progress=False)
+    assert [r["pairs"] for r in result["history"]] == [200, 140]  # 3 x 40 own + all 80; then + 20 drawn
+    vocab = load_folder(tmp_path / "c").tgt_vocab
+    assert vocab.counts[vocab.stoi["凉"]] == 20  # the vocabulary counts each pair once
+    with pytest.raises(ValueError, match="main_repeat"):
+        TrainConfig(main_repeat=0).validate()
+
+
 def _small_run(out: Path, epochs: int, **cfg) -> tuple[Splits, dict]:
     splits = load_splits("translation", data_dir())
     train_cfg = TrainConfig(epochs=epochs, max_dev=30, batch_size=32, **{"max_train": 600, **cfg})
