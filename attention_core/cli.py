@@ -177,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tie-embeddings", action="store_true", help="output layer reuses target embeddings")
     p.add_argument("--share-embeddings", action="store_true", help="one vocabulary and embedding (couplets)")
     p.add_argument("--extra", nargs="*", default=None,
-                   help="extra training folders in --data: poetry-couplet (couplets), cmn-eng-extra (translation); "
+                   help="extra training folders in --data: poetry-couplet (couplets), cmn-eng-extra and tv4dialog "
+                        "(translation; tv4dialog also holds out whole episodes as tv4dialog-test and tv4dialog-dev); "
                         "default: none, or the --init model's")
     p.add_argument("--split-seed", type=int, default=None, help="default: 1234, or the --init model's")
     for field, default in TrainConfig().__dict__.items():
@@ -192,8 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="score a model on its test (or dev) split; write a JSON report")
     p.add_argument("--model", required=True, help="model folder or Hub repo id")
     p.add_argument("--data", default=None, help=DATA_HELP)
-    p.add_argument("--split", choices=["test", "dev", "poetry-test"], default="test",
-                   help="poetry-test: couplet models only, the classical poetry-couplet/test set")
+    p.add_argument("--split", choices=["test", "dev", "poetry-test", "tv4dialog-test", "tv4dialog-dev"],
+                   default="test",
+                   help="poetry-test: couplet models only, the classical poetry-couplet/test set; tv4dialog-test, "
+                        "tv4dialog-dev: translation models, the held-out TV episodes (any model, with or without "
+                        "tv4dialog in its training data)")
     p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
     p.add_argument("--unconstrained", action="store_true", help="couplets: no decoding constraints")
     _add_couplet_rules(p)
@@ -370,9 +374,14 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 seed = translator.meta.get("data", {}).get("seed", 1234)
                 extra = translator.meta.get("data", {}).get("extra", [])
                 splits = load_splits(translator.task.name, args.data, seed, extra)
-            sets = {**splits.evaluation_sets(), "dev": splits.dev}
+            sets = {**splits.evaluation_sets(), "dev": splits.dev, **splits.extra_devs}
+            if args.split.startswith("tv4dialog") and args.split not in sets and translator.task.name != "couplet":
+                held_out = load_splits(translator.task.name, args.data, seed, ["tv4dialog"])  # the same episodes
+                sets |= {**held_out.extra_tests, **held_out.extra_devs}
             if args.split not in sets:
-                raise InputError(f"--split {args.split} needs a couplet model and {args.data}/poetry-couplet/test")
+                needs = ("a translation model and tv4dialog (attention-lab data pull tv4dialog)"
+                         if args.split.startswith("tv4dialog") else "a couplet model and poetry-couplet/test")
+                raise InputError(f"--split {args.split} needs {needs}")
             pairs = sets[args.split]
         pairs = pairs[: args.limit] if args.limit else pairs
         report = evaluate(

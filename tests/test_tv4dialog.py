@@ -281,3 +281,30 @@ def test_the_real_tv4dialog_mix():
     # (cmn.txt's own train may say a dev or test sentence with other punctuation; the extra data never does)
     held |= {bare(zh) for zh, _ in splits.dev + splits.test}
     assert not any(bare(zh) in held for zh, _ in splits.train[splits.main_train_size :])
+
+
+def test_evaluate_scores_any_translation_model_on_the_held_out_episodes(tmp_path, capsys):
+    """A model trained without tv4dialog is scored on the same held-out episodes as one trained with it."""
+    import json
+
+    from attention_core.cli import main
+    from attention_core.config import ModelConfig
+    from attention_core.data import get_task, split_translation
+    from attention_core.hub import save_pretrained
+    from attention_core.pipeline import Translator
+    from attention_core.seq2seq import build_model
+    from attention_core.vocab import Vocab
+
+    root = _write_data(tmp_path / "data")
+    src, tgt = Vocab(list("句子号第集好吗")), Vocab("line of okay sentence".split())
+    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=8, emb_size=8)
+    translator = Translator(build_model(cfg), src, tgt, get_task("translation"), {"data": {"seed": 1234}})
+    save_pretrained(translator, tmp_path / "m")
+    report = tmp_path / "r.json"
+    argv = ["evaluate", "--model", str(tmp_path / "m"), "--data", str(root), "--report", str(report)]
+    assert main([*argv, "--split", "tv4dialog-test"]) == 0
+    held_out = split_translation(root, extra=("tv4dialog",)).extra_tests["tv4dialog-test"]
+    assert json.loads(report.read_text())["n"] == len(held_out) > 0
+    assert main([*argv, "--split", "tv4dialog-dev"]) == 0
+    assert main([*argv, "--split", "poetry-test"]) == 2
+    assert "needs a couplet model" in capsys.readouterr().err
