@@ -3,9 +3,10 @@
 A model trained on a few hundred thousand sentences knows a few dozen names (汤姆 → Tom, 玛丽 → Mary); any other
 name — 张伟, 李娜, 王小明 — is a rare word, and a rare word is what a neural translation model drops or replaces by
 something frequent ("My friend 张伟 is an anaesthetist" → "My friend is a lot of trouble."). Luong et al. 2015
-("Addressing the Rare Word Problem in Neural Machine Translation") and Jean et al. 2015 handle rare words by
-finding, for an output position, the source word behind it — through the attention — and writing that word's
-dictionary translation or a copy there. The names switch does the same for names, in three steps:
+("Addressing the Rare Word Problem in Neural Machine Translation") handle rare words by finding, for an output
+position, the source word behind it — with positional unknown-word tokens learnt from word alignments — and
+writing that word's dictionary translation or a copy there; Jean et al. 2015 find the source word through the
+attention instead. The names switch does the same for names, in three steps:
 
 1. **Find** ([`find_names`][attention_core.names.find_names]): jieba's part-of-speech tagger proposes person names
    (tags ``nr``, ``nrt``, ``nrfg``). A proposal is kept when CC-CEDICT lists a name inside it (``玛丽`` "Mary or
@@ -362,14 +363,22 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     """
     every = [c for kind in carriers.values() for c in kind]
     names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in every)]
-    free = {kind: [c for c in pairs if c[0] not in text] for kind, pairs in carriers.items()}
+    taken = {n.text for n in names}
+
+    def free(chinese: str, english: str) -> bool:  # neither written in the text (汤姆, or Tom) nor a name of it
+        latin = re.search(rf"(?<![A-Za-z]){english}(?![A-Za-z])", text, re.IGNORECASE)
+        return chinese not in text and chinese not in taken and not latin
+
+    spare = {kind: [c for c in pairs if free(*c)] for kind, pairs in carriers.items()}
+    chosen: dict[str, tuple[str, str]] = {}  # a name said twice keeps its carrier
     out, carried, last = "", [], 0
     for name in names:
         own = next((c for c in every if c[0] == name.text), None)
-        spare = free.get(name.kind, [])
-        carrier = own or (spare.pop(0) if spare else None)
+        left = spare.get(name.kind, [])
+        carrier = own or chosen.get(name.text) or (left.pop(0) if left else None)
         if carrier is None:
             continue
+        chosen[name.text] = carrier
         out += text[last : name.start]
         carried.append(Carried(name, carrier[0], carrier[1], len(out)))
         out += carrier[0]

@@ -29,6 +29,7 @@ from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.hub import SUBWORDS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
+from attention_core.names import known_names
 from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
 from attention_core.pipeline import Translator
 from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
@@ -353,7 +354,8 @@ def fit(
     if ckpt is not None:
         _restore(run, ckpt, out / CHECKPOINT, dev_)
     translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
-                            _metadata(splits, train_cfg, precision, command, run.state, data.examples, init))
+                            _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
+                                      out if task.name == "translation" else None))
     if init is not None and ckpt is None:
         _score_the_start(translator, data.dev, train_cfg, run.state, out, rank, world)
     if rank == 0:
@@ -511,8 +513,13 @@ def _restore(run: _Run, ckpt: dict, path: Path, device: torch.device) -> None:
 
 
 def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,
-              examples: Sequence[Example], init: Translator | None) -> dict:
-    """The model's metadata: data split, settings, command, history, source lengths, and what it continues."""
+              examples: Sequence[Example], init: Translator | None, names_in: Path | None = None) -> dict:
+    """The model's metadata: data split, settings, command, history, source lengths, and what it continues.
+
+    ``names_in``: a run folder; Chinese → English runs also save the names the training sources hold often enough
+    for the model to learn them ([`known_names`][attention_core.names.known_names]), found once (minutes on a large
+    corpus) and kept in ``known_names.json`` there for a resumed run.
+    """
     meta = {
         "data": splits.info,
         "train": dataclasses.asdict(train_cfg),
@@ -521,6 +528,14 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         "history": state["history"],
         "source_lengths": source_lengths(examples),
     }
+    if names_in is not None:
+        cache = names_in / "known_names.json"
+        if cache.is_file():
+            meta["known_names"] = json.loads(cache.read_text(encoding="utf-8"))
+        else:
+            meta["known_names"] = known_names("".join(e.src) for e in examples)  # the pairs it trains on
+            names_in.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(cache, json.dumps(meta["known_names"], ensure_ascii=False))
     if init is not None:
         meta["continued_from"] = {
             "epochs": len(_history(init)),

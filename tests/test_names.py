@@ -182,3 +182,10 @@ def test_places_get_place_carriers():
     p = prepare("王小明明天去上海。")
     assert p.text == "汤姆明天去波士顿。"
     assert [(c.name.kind, c.carrier_english) for c in p.carried] == [("person", "Tom"), ("place", "Boston")]
+
+
+def test_a_carrier_written_in_latin_letters_or_a_repeated_name_does_not_mix_people_up():
+    latin = prepare("Tom和张伟是朋友。")
+    assert [c.carrier_english for c in latin.carried] == ["Mary"]  # not Tom: the output could not tell them apart
+    twice = prepare("张伟说张伟很忙。")
+    assert twice.text == "汤姆说汤姆很忙。" and {c.carrier for c in twice.carried} == {"汤姆"}

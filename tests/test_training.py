@@ -255,3 +255,15 @@ def test_a_location_model_gets_a_row_per_trainable_source_position_and_keeps_it_
     model = load_folder(tmp_path / "m").model
     assert model.cfg.max_source_len == 7
     assert model.decoder.attention.score.W_a.out_features == 7
+
+
+def test_a_translation_run_saves_the_names_its_sources_hold_often(tmp_path):
+    from attention_core.data import Splits
+
+    pairs = [(f"{name}今天来了。", f"{english} came today.") for name, english in
+             [("谢尔顿", "Sheldon")] * 25 + [("张伟", "Zhang Wei")] * 3 + [("我", "I")] * 12]
+    splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
+    fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
+        TrainConfig(epochs=1, max_dev=5), progress=False)
+    assert load_folder(tmp_path / "m").meta["known_names"] == ["谢尔顿"]  # 25 sources; 张伟 only 3
+    assert json.loads((tmp_path / "m" / "known_names.json").read_text(encoding="utf-8")) == ["谢尔顿"]
