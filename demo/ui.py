@@ -145,6 +145,12 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "k best partial outputs and returns the complete one with the best log p ÷ length "
                      "(length normalisation: without it short outputs would win, so beam can show a lower "
                      "log p than greedy)."))
+    if task == "translation":
+        c["names"] = gr.Checkbox(value=Settings.names, label="names 人名 (张伟 → Zhang Wei)",
+                                 elem_id=f"{task}-names")
+        gr.Markdown(_doc("guide/names", "People's names are carried through the model by a name it knows "
+                         "(汤姆 → Tom) and written in pinyin or as the CC-CEDICT dictionary writes them; "
+                         "the heatmap shows what the model read."))
     if task == "couplet":
         default = CoupletRules()
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")
