@@ -1,0 +1,171 @@
+"""Data against architecture (issue #25): the default couplet model trained on 55k pairs and on the whole corpus.
+
+Usage::
+
+    python benchmarks/couplet_scaling.py --prepare runs/c25/data-55k      # a data folder whose couplet/train is
+                                                                         # train-55k (symbolic links, no copy)
+    python benchmarks/couplet_scaling.py --arm "55k pairs=runs/c25/k55-h256@runs/c25/data-55k" \\
+        --arm "whole corpus=runs/c25/full-h256-ep2" --reference "whole corpus"
+
+Each arm is a training run (its best model by dev BLEU) of the same recipe — luong-general, hidden 256, the same
+extra data (poetry-couplet) — on a different ``couplet/train``, for about the same number of training pairs. Both
+are decoded as the app decodes (beam 5, the default rules, the cliché table measured on the arm's own training
+pairs, as ``attention-lab zoo`` does at export) on both test sets (``couplet/test``, modern; ``poetry-couplet/test``,
+classical). Character BLEU per arm, and the difference of every arm against ``--reference`` by paired bootstrap
+(1,000 samples, 95 % interval), with the variants' spread for scale: the largest BLEU difference between two
+attention scores in ``results/``'s couplet table. Writes ``results/couplet_scaling.{md,json}`` and the figure
+``results/figures/couplet_scaling.{html,png}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SETS = {"test": "modern (couplet/test)", "poetry-test": "classical (poetry-couplet/test)"}
+
+
+def prepare(folder: Path, data: str | None) -> None:
+    """A data folder whose ``couplet/train`` is the 55k subset: links to the corpora, nothing copied."""
+    from attention_core.corpora import data_home
+
+    source = data_home(data)
+    (folder / "couplet").mkdir(parents=True, exist_ok=True)
+    links = {folder / "couplet" / "train": source / "couplet" / "train-55k",
+             folder / "couplet" / "test": source / "couplet" / "test",
+             folder / "poetry-couplet": source / "poetry-couplet"}
+    for link, target in links.items():
+        if not target.exists():
+            sys.exit(f"error: {target} is missing (attention-lab data pull couplet poetry-couplet)")
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target.resolve(), target_is_directory=True)
+    print(f"{folder}: couplet/train → {links[folder / 'couplet' / 'train']}")
+
+
+def decode(run: Path, data: str | None) -> dict:
+    """One arm: its training budget, and each test set's outputs, references and BLEU at beam 5 with the rules."""
+    from attention_core.calibration import calibrate_overproduction
+    from attention_core.data import load_splits
+    from attention_core.evaluation import evaluate
+    from attention_core.hub import load_folder
+    from attention_core.zoo import calibration_pairs
+
+    translator = load_folder(run, "cpu")
+    info = translator.meta.get("data", {})
+    history = translator.meta.get("history") or []
+    best = max(history, key=lambda h: h["dev_bleu"]) if history else {}
+    splits = load_splits("couplet", data, info.get("seed", 1234), info.get("extra", []))
+    calibrate_overproduction(translator, calibration_pairs(splits))
+    arm = {"run": str(run), "train_pairs": info.get("sizes", {}).get("train"),
+           "sources": [s if isinstance(s, str) else s.get("path") for s in info.get("sources", [])],
+           "epochs": best.get("epoch"), "pairs_seen": sum(h["pairs"] for h in history[: best.get("epoch", 0)]),
+           "best_dev_bleu": translator.meta.get("best_dev_bleu")}
+    for name, pairs in splits.evaluation_sets().items():
+        started = time.perf_counter()
+        report = evaluate(translator, pairs, beam_size=5, constrained=True)
+        arm[name] = {"bleu": round(report["bleu"], 2), "outputs": report["outputs"],
+                     "references": [t for _, t in pairs], "seconds": round(time.perf_counter() - started)}
+    return arm
+
+
+def variant_spread() -> dict[str, float] | None:
+    """The largest beam-5 BLEU difference between two attention variants of the bundled couplet zoo, per set."""
+    spread = {}
+    for name, stem in (("test", "couplet"), ("poetry-test", "couplet-poetry-test")):
+        scores = [json.loads(p.read_text(encoding="utf-8"))["bleu"]
+                  for p in (ROOT / "results" / "eval").glob(f"{stem}--*--beam5.json") if "--none--" not in p.name]
+        if len(scores) < 2:
+            return None
+        spread[name] = round(max(scores) - min(scores), 2)
+    return spread
+
+
+def figure(report: dict, out: Path) -> None:
+    """BLEU per arm and test set, with the paired-bootstrap interval of each arm against the reference."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for label, arm in report["arms"].items():
+        fig.add_bar(name=label, x=[SETS[s] for s in SETS], y=[arm[s]["bleu"] for s in SETS],
+                    text=[f"{arm[s]['bleu']:.2f}" for s in SETS], textposition="outside")
+    fig.update_layout(title="Character BLEU, beam 5, default rules: the same model on 55k pairs and on the whole "
+                            "corpus", yaxis_title="character BLEU", barmode="group", height=420, width=760,
+                      margin=dict(t=60, l=60, r=20, b=40), legend=dict(orientation="h", y=-0.15))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.write_html(out.with_suffix(".html"), include_plotlyjs="cdn", full_html=True)
+    fig.write_image(out.with_suffix(".png"), scale=2)
+
+
+def markdown(report: dict) -> str:
+    arms, ref = report["arms"], report["reference"]
+    lines = ["The default couplet architecture (luong-general, hidden 256, poetry-couplet as extra data) trained on "
+             "the 55k New-Year subset (`couplet/train-55k`) and on the whole corpus (`couplet/train`, 699k pairs) for "
+             "about the same number of training pairs, decoded as the app decodes (beam 5, default rules). Δ: "
+             f"paired bootstrap against *{ref}*, 1,000 samples, 95 % interval. Written by "
+             "`python benchmarks/couplet_scaling.py`.", "",
+             "| arm | training pairs (corpus) | epochs | pairs seen | " + " | ".join(
+                 f"{SETS[s]} BLEU | Δ vs {ref}" for s in SETS) + " |",
+             "|---|---|---|---|" + "---|---|" * len(SETS)]
+    for label, arm in arms.items():
+        cells = []
+        for s in SETS:
+            d = arm[s].get("vs_reference")
+            cells += [f"{arm[s]['bleu']:.2f}", f"{d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]" if d else "—"]
+        lines.append(f"| {label} | {arm['train_pairs']:,} | {arm['epochs']} | {arm['pairs_seen']:,} | "
+                     + " | ".join(cells) + " |")
+    if report.get("variant_spread"):
+        sp = report["variant_spread"]
+        lines += ["", "For scale: the largest BLEU difference between two attention scores of the bundled couplet "
+                  f"zoo (beam 5): {sp['test']:.2f} on the modern set, {sp['poetry-test']:.2f} on the classical set."]
+    lines += ["", "![55k against the whole corpus](figures/couplet_scaling.png)"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    from attention_core.hub import atomic_write_text
+    from attention_core.metrics import paired_bootstrap
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prepare", metavar="FOLDER", help="only make the 55k data folder (links)")
+    parser.add_argument("--arm", action="append", default=[], metavar="LABEL=RUN[@DATA]",
+                        help="an arm: label, run folder and, for a run trained on a prepared folder, that folder")
+    parser.add_argument("--reference", default=None, help="the arm the others are compared with (default: the last)")
+    parser.add_argument("--data", default=None, help="data folder of the whole corpus (default: $ATTENTION_LAB_DATA)")
+    parser.add_argument("--out", default=str(ROOT / "results"))
+    args = parser.parse_args()
+    if args.prepare:
+        prepare(Path(args.prepare), args.data)
+        return
+    if len(args.arm) < 2 or any("=" not in a for a in args.arm):
+        sys.exit("error: give at least two --arm LABEL=RUN[@DATA]")
+    arms = {}
+    for spec in args.arm:
+        label, run = spec.split("=", 1)
+        run, _, data = run.partition("@")  # an arm trained on a prepared folder reads its split from it
+        arms[label] = decode(Path(run), data or args.data)
+        print(f"{label}: " + ", ".join(f"{s} {arms[label][s]['bleu']}" for s in SETS), flush=True)
+    ref = args.reference or list(arms)[-1]
+    for label, arm in arms.items():
+        for s in SETS:
+            if label != ref:
+                test = paired_bootstrap(arm[s]["outputs"], arms[ref][s]["outputs"], arm[s]["references"], "char")
+                arm[s]["vs_reference"] = {k: round(v, 3) for k, v in test.items()}
+    report = {"reference": ref, "arms": arms, "variant_spread": variant_spread()}
+    out = Path(args.out)
+    slim = {**report, "arms": {k: {**a, **{s: {x: y for x, y in a[s].items() if x not in ("outputs", "references")}
+                                            for s in SETS}} for k, a in arms.items()}}
+    atomic_write_text(out / "couplet_scaling.json", json.dumps(slim, ensure_ascii=False, indent=1) + "\n")
+    figure(report, out / "figures" / "couplet_scaling")
+    atomic_write_text(out / "couplet_scaling.md", markdown(report))
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()
