@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from attention_core import truecase
 from attention_core.batch import make_batch
 from attention_core.couplet import CoupletConstraint, CoupletRules
 from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
@@ -124,6 +125,14 @@ class Translator:
         self.tgt_vocab = tgt_vocab
         self.task = task
         self.meta = meta or {}
+
+    def detokenize(self, tokens: Sequence[str]) -> str:
+        """Output tokens as text: the task's detokeniser, then the words' usual case if the model has learnt it.
+
+        The case comes from [`truecase`][attention_core.truecase] (``meta["truecase"]``, saved by training for
+        Chinese → English models); without it, the text is the detokeniser's.
+        """
+        return truecase.apply(self.task.detokenize(tokens), self.meta.get("truecase"))
 
     @property
     def reads_names(self) -> bool:
@@ -373,10 +382,10 @@ class Translator:
                 nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, beam_size, **args)
             for i, src, (hyp, *others) in zip(index, sources, nbest):
                 tokens = [self.tgt_vocab.itos[i] for i in hyp.tokens]  # one per weight row
-                text = self.task.detokenize(tokens)
+                text = self.detokenize(tokens)
                 alternatives = {}
                 for other in others:
-                    other_text = self.task.detokenize(self.tgt_vocab.decode(other.tokens))
+                    other_text = self.detokenize(self.tgt_vocab.decode(other.tokens))
                     if other_text != text:
                         alternatives.setdefault(other_text, other.score)
                 known = [tok in self.src_vocab for tok in src]
@@ -393,6 +402,6 @@ class Translator:
                 )
         if prepared is not None:
             continues = lambda token: token.startswith(CONTINUE)  # noqa: E731
-            results = [restore(out, p, self.task.tokenize_src, continues, self.task.detokenize)  # type: ignore[arg-type]
+            results = [restore(out, p, self.task.tokenize_src, continues, self.detokenize)  # type: ignore[arg-type]
                        for out, p in zip(results, prepared)]
         return results  # type: ignore[return-value]

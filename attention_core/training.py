@@ -23,6 +23,7 @@ from torch import Tensor
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
+from attention_core import truecase
 from attention_core.batch import Batch
 from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.couplet import NO_RULES
@@ -516,9 +517,10 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
               examples: Sequence[Example], init: Translator | None, names_in: Path | None = None) -> dict:
     """The model's metadata: data split, settings, command, history, source lengths, and what it continues.
 
-    ``names_in``: a run folder; Chinese → English runs also save the names the training sources hold often enough
-    for the model to learn them ([`known_names`][attention_core.names.known_names]), found once (minutes on a large
-    corpus) and kept in ``known_names.json`` there for a resumed run.
+    ``names_in``: a run folder; Chinese → English runs also save the English words' usual case
+    ([`truecase.learn`][attention_core.truecase.learn]) and the names the training sources hold often enough for the
+    model to learn them ([`known_names`][attention_core.names.known_names]), found once (minutes on a large corpus)
+    and kept in ``known_names.json`` there for a resumed run.
     """
     meta = {
         "data": splits.info,
@@ -529,6 +531,7 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         "source_lengths": source_lengths(examples),
     }
     if names_in is not None:
+        meta["truecase"] = truecase.learn(target for _, target in splits.train)
         cache = names_in / "known_names.json"
         if cache.is_file():
             meta["known_names"] = json.loads(cache.read_text(encoding="utf-8"))

@@ -267,3 +267,14 @@ def test_a_translation_run_saves_the_names_its_sources_hold_often(tmp_path):
         TrainConfig(epochs=1, max_dev=5), progress=False)
     assert load_folder(tmp_path / "m").meta["known_names"] == ["谢尔顿"]  # 25 sources; 张伟 only 3
     assert json.loads((tmp_path / "m" / "known_names.json").read_text(encoding="utf-8")) == ["谢尔顿"]
+
+
+def test_a_translation_run_saves_its_targets_case(tmp_path):
+    from attention_core.data import Splits
+
+    pairs = [("我说英语。", "I speak English."), ("他说英语。", "He speaks English."),
+             ("你说英语吗？", "Do you speak English?"), ("我们走吧。", "Let's go.")] * 2
+    splits = Splits(pairs, pairs[:2], pairs[:2], {"task": "translation"})
+    fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
+        TrainConfig(epochs=1, max_dev=2), progress=False)
+    assert load_folder(tmp_path / "m").meta["truecase"] == {"english": "English"}

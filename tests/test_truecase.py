@@ -1,0 +1,39 @@
+"""Capital letters back in a lower-cased model's English (attention_core.truecase)."""
+
+from __future__ import annotations
+
+import torch
+
+from attention_core.config import ModelConfig
+from attention_core.data import get_task
+from attention_core.pipeline import Translator
+from attention_core.seq2seq import build_model
+from attention_core.truecase import apply, learn
+from attention_core.vocab import Vocab
+
+
+def test_a_word_keeps_the_case_it_has_where_its_case_is_its_own():
+    texts = ["English is hard.", "We speak English.", "Do you speak English?", "I like English!",  # first: not counted
+             "He may come.", "It may rain.", "See you in May.", "We say \"Hello\" here.", "Hello there."]
+    table = learn(texts)
+    assert table == {"english": "English"}  # "may": 2 lower, 1 capital; "Hello" only after a quote or first
+    assert learn(texts, min_count=4) == {}
+
+
+def test_apply_changes_whole_lower_case_words_only():
+    table = {"english": "English", "tom": "Tom", "t": "T"}
+    text = "tom's english isn't bad; TOM and English stay."
+    assert apply(text, table) == "Tom's English isn't bad; TOM and English stay."
+    assert apply("englishman", table) == "englishman" and apply("x", None) == "x"
+
+
+def test_the_translator_writes_the_case_its_meta_gives():
+    src, tgt = Vocab(list("我说英语")), Vocab("i speak english .".split())
+    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=8, emb_size=8)
+    torch.manual_seed(0)
+    translator = Translator(build_model(cfg).eval(), src, tgt, get_task("translation"))
+    assert translator.detokenize(["i", "speak", "english", "."]) == "I speak english."
+    translator.meta["truecase"] = {"english": "English"}
+    assert translator.detokenize(["i", "speak", "english", "."]) == "I speak English."
+    out, = translator.translate(["我说英语"])
+    assert "english" not in out.text.split()
