@@ -55,10 +55,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from attention_core.pipeline import Output
+OutputT = TypeVar("OutputT", bound=Any)
+"""A [`pipeline.Output`][attention_core.pipeline.Output] (not imported: the pipeline imports this module)."""
 
 NAME_TAGS = ("nr",)
 """jieba tags (prefixes) of the words proposed as person names: ``nr``, ``nrt`` (transliterated), ``nrfg``."""
@@ -397,12 +397,12 @@ def _word_spans(tokens: Sequence[str], is_continuation: Callable[[str], bool]) -
 
 
 def restore(
-    output: Output,
+    output: OutputT,
     prepared: Prepared,
     tokenize_src: Callable[[str], list[str]],
     is_continuation: Callable[[str], bool] = lambda token: token.startswith("##"),
     detokenize: Callable[[Sequence[str]], str] | None = None,
-) -> Output:
+) -> OutputT:
     """Write the names into the output text in place of their carriers, or where the attention puts them.
 
     Only the text (and the beam's alternatives) change: the tokens, the attention and the score stay the model's,
