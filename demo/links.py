@@ -10,7 +10,8 @@
   app serves itself uses ``/``).
 
 The query: ``tab`` (``translation``, ``couplet``, ``own``, ``compare`` or ``live``), ``text``, and per control
-``variant``, ``window``, ``hard``, ``beam`` (Compare: ``task``, and each control with an ``a_`` or ``b_``
+``variant``, ``window``, ``hard``, ``beam``, ``names`` (translation: ``names=0`` turns the names switch off)
+(Compare: ``task``, and each control with an ``a_`` or ``b_``
 prefix; Live: ``task``, ``score``, ``window``, ``attention``, ``min_len``, ``max_len``, ``steps``).
 For the Transformer, ``layer`` (1-based) and ``head`` (1-based, or ``mean``) choose the attention map
 shown (Compare: ``a_layer``, ``b_head`` …); a malformed one is reported to the visitor, not ignored.
@@ -98,13 +99,16 @@ def parse_controls(params: Mapping[str, str], prefix: str = "") -> dict[str, obj
     """The decoding controls found in a query (unknown or malformed values are ignored).
 
     Returns:
-        A dict with any of ``variant`` (or its synonym ``model``), ``window``, ``hard``, ``beam`` and the
-        couplet rules ``constrained``, ``mirror``, ``no_reuse``, ``tone``, ``cliche_penalty``.
+        A dict with any of ``variant`` (or its synonym ``model``), ``window``, ``hard``, ``beam``, the
+        translation tab's ``names`` switch and the couplet rules ``constrained``, ``mirror``, ``no_reuse``,
+        ``tone``, ``cliche_penalty``.
 
     >>> parse_controls({"variant": "luong-dot", "beam": "5", "hard": "1", "window": "99"})
     {'variant': 'luong-dot', 'hard': True, 'beam': 5}
     >>> parse_controls({"model": "de-en"})
     {'variant': 'de-en'}
+    >>> parse_controls({"names": "0"})
+    {'names': False}
     """
     get = {key[len(prefix):]: value for key, value in params.items() if key.startswith(prefix)}
     out: dict[str, object] = {}
@@ -115,6 +119,8 @@ def parse_controls(params: Mapping[str, str], prefix: str = "") -> dict[str, obj
         out["window"] = window
     if "hard" in get:
         out["hard"] = _flag(get["hard"])
+    if "names" in get:
+        out["names"] = _flag(get["names"])
     if "beam" in get and _int(get["beam"], 1, 10) is not None:
         out["beam"] = int(get["beam"])
     for rule in ("constrained", "mirror", "no_reuse"):
