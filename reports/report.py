@@ -355,11 +355,21 @@ def record_live(results: Path) -> list[Path]:
     return paths
 
 
-def sample_table(report: dict, references: list[str], sources: list[str], n: int = 30, seed: int = 2026) -> str:
-    """``n`` random outputs of one evaluation report, unedited, as a Markdown table (seeded, so it is stable)."""
+SAMPLE_SEED = 2026
+"""Seed of the 30 test lines per set that a reader judges (``results/couplet_sample.md``, the same lines for every
+candidate model: ``benchmarks/couplet_sample.py``)."""
+
+
+def sample_index(size: int, n: int = 30, seed: int = SAMPLE_SEED) -> list[int]:
+    """The seeded sample of test lines (0-based, in order) a reader judges."""
     import random
 
-    index = sorted(random.Random(seed).sample(range(len(references)), min(n, len(references))))
+    return sorted(random.Random(seed).sample(range(size), min(n, size)))
+
+
+def sample_table(report: dict, references: list[str], sources: list[str], n: int = 30, seed: int = SAMPLE_SEED) -> str:
+    """``n`` random outputs of one evaluation report, unedited, as a Markdown table (seeded, so it is stable)."""
+    index = sample_index(len(references), n, seed)
     rows = [f"| {k + 1} | {i + 1} | {sources[i]} | {report['outputs'][i]} | {references[i]} |"
             for k, i in enumerate(index)]
     return "| # | test line | 上联 | model 下联 | human 下联 |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
