@@ -167,6 +167,9 @@ class TrainConfig:
         subword_vocab: Learn a BPE model of this many target pieces from the training split
             ([`Subwords`][attention_core.subword.Subwords]); ``0`` keeps whole-word targets.
         max_train: Use only the first ``max_train`` training pairs (quick runs, tests).
+        max_pairs: A training budget in pairs over the whole run (every epoch's pairs counted; the last epoch
+            stops at the batch that reaches it): runs of different data or sizes compared at the same budget.
+            ``None``: ``epochs`` full epochs.
         full_data_epochs: A curriculum over extra data (``Splits.main_train_size``): the first
             ``full_data_epochs`` epochs train on every pair; each later epoch on the task's own
             corpus plus a fresh random draw of ``extra_ratio`` extra pairs per own pair. ``0``
@@ -199,6 +202,7 @@ class TrainConfig:
     min_freq: int = 1
     subword_vocab: int = 0
     max_train: int | None = None
+    max_pairs: int | None = None
     full_data_epochs: int = 0
     extra_ratio: float = 1.0
     main_repeat: int = 1
@@ -213,6 +217,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.subword_vocab < 0 or 0 < self.subword_vocab <= 4:
             raise ValueError(f"subword_vocab must be 0 (whole words) or more than 4, got {self.subword_vocab}")
+        if self.max_pairs is not None and self.max_pairs < 1:
+            raise ValueError(f"max_pairs must be at least 1, got {self.max_pairs}")
         if self.full_data_epochs < 0 or self.extra_ratio < 0:
             raise ValueError("full_data_epochs and extra_ratio must not be negative")
         if self.lr <= 0:
@@ -354,6 +360,7 @@ def fit(
     run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
     if ckpt is not None:
         _restore(run, ckpt, out / CHECKPOINT, dev_)
+        _extend(run.state, train_cfg)
     translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
                             _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
                                       out if task.name == "translation" else None))
@@ -513,6 +520,17 @@ def _restore(run: _Run, ckpt: dict, path: Path, device: torch.device) -> None:
         torch.cuda.set_rng_state(ckpt["cuda_rng"].cpu(), device)
 
 
+def _extend(state: dict, train_cfg: TrainConfig) -> None:
+    """A finished run resumed with a larger budget (more ``epochs``, a larger ``max_pairs``) goes on.
+
+    Early stopping still holds: a run that stopped for lack of dev improvement stays stopped.
+    """
+    spent = sum(h["pairs"] for h in state["history"])
+    room = state["epoch"] < train_cfg.epochs and (train_cfg.max_pairs is None or spent < train_cfg.max_pairs)
+    if state["finished"] and room and state["bad_epochs"] < train_cfg.patience:
+        state["finished"] = False
+
+
 def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,
               examples: Sequence[Example], init: Translator | None, names_in: Path | None = None) -> dict:
     """The model's metadata: data split, settings, command, history, source lengths, and what it continues.
@@ -587,6 +605,12 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
         draw = min(len(data.extra), round(len(data.own) * train_cfg.extra_ratio))
         epoch_examples = own + random.Random(epoch_seed).sample(data.extra, draw)
     batches = list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed))
+    if train_cfg.max_pairs is not None:  # the run's budget: stop at the batch that reaches it
+        left, kept = train_cfg.max_pairs - sum(h["pairs"] for h in run.state["history"]), 0
+        while kept < len(batches) and left > 0:
+            left -= batches[kept].size
+            kept += 1
+        batches = batches[:kept]
     if world > 1:
         batches = batches[: len(batches) // world * world][rank::world]
     started, pairs, total_loss = time.perf_counter(), 0, 0.0
@@ -649,7 +673,9 @@ def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float,
     else:
         state["bad_epochs"] += 1
     state["epoch"] = record["epoch"]
-    if state["bad_epochs"] >= train_cfg.patience or record["epoch"] == train_cfg.epochs:
+    spent = sum(h["pairs"] for h in state["history"])
+    if state["bad_epochs"] >= train_cfg.patience or record["epoch"] == train_cfg.epochs or (
+            train_cfg.max_pairs is not None and spent >= train_cfg.max_pairs):
         state["finished"] = True
     if rank == 0:
         translator.meta["history"] = state["history"]

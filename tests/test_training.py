@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import subprocess
@@ -278,3 +279,20 @@ def test_a_translation_run_saves_its_targets_case(tmp_path):
     fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
         TrainConfig(epochs=1, max_dev=2), progress=False)
     assert load_folder(tmp_path / "m").meta["truecase"] == {"english": "English"}
+
+
+def test_a_pairs_budget_stops_mid_epoch_and_a_larger_one_resumes_the_finished_run(tmp_path):
+    from attention_core.data import Splits
+
+    pairs = [(f"我{i % 7}你", f"i {i % 5} you") for i in range(100)]
+    splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
+    opts = dict(hidden_size=8, emb_size=8)
+    cfg = TrainConfig(epochs=5, batch_size=16, max_pairs=150, max_dev=5, patience=9)
+    result = fit(get_task("translation"), splits, tmp_path / "m", opts, cfg, progress=False)
+    seen = [h["pairs"] for h in result["history"]]
+    assert len(seen) == 2 and seen[0] == 100 and 150 <= sum(seen) < 150 + 16 and result["finished"]
+    more = fit(get_task("translation"), splits, tmp_path / "m", opts, dataclasses.replace(cfg, max_pairs=400),
+               resume=True, progress=False)
+    assert 400 <= sum(h["pairs"] for h in more["history"]) < 416 and len(more["history"]) == 5
+    with pytest.raises(ValueError, match="max_pairs"):
+        TrainConfig(max_pairs=0).validate()
