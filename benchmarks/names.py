@@ -52,11 +52,11 @@ def markdown(report: dict) -> str:
     """The summary table: BLEU off and on, the change, outputs changed, names kept on the visitor set."""
     v = report["visitor"]
     lines = [
-        f"The names switch ([`attention_core.names`](../attention_core/names.py)) on model `{report['model']}`, beam "
+        f"The names switch (`attention_core.names`) on model `{report['model']}`, beam "
         f"{report['beam_size']}, against the same model without it: BLEU (sacrebleu 13a, lower-cased), Δ by paired "
         "bootstrap (1,000 samples, 95 % interval), outputs that change (most changes on cmn-eng are only the case "
         "of a name the model already wrote, `tom` → `Tom`: lower-cased BLEU does not see them). Written by "
-        "`python benchmarks/names.py`; every changed dev output is in [names_dev_changed.md](names_dev_changed.md).",
+        "`python benchmarks/names.py`; every changed dev output is in `results/names_dev_changed.md`.",
         "",
         "| set | sentences | BLEU off | BLEU on | Δ [95 % interval] | outputs changed | sentences with names |",
         "|---|---|---|---|---|---|---|",

@@ -221,8 +221,8 @@ def markdown(report: dict) -> str:
         lines.append(f"| {name} | {e['bleu']:.2f} | {delta} | {e['chrf']:.2f} | "
                      f"{e['name_sentences_kept']} / {report['name_sentences']} | {e['names_kept']} / "
                      f"{report['names']} | {e['unk_outputs']} | {e.get('decode_seconds', '—')} | {switch} |")
-    lines += ["", "Names on: the same decoding with the names switch ([`attention_core.names`]"
-              "(../../attention_core/names.py), on by default in the app; `results/names.md`)."]
+    lines += ["", "Names on: the same decoding with the names switch (`attention_core.names`, on by default in the "
+              "app; `results/names.md`)."]
     kinds = list(KINDS)
     lines += ["", "BLEU by kind (a few sentences each: noisy; read it as a direction, not a score):", "",
               "| variant | " + " | ".join(f"{k} ({report['kinds'].get(k, 0)})" for k in kinds) + " |",
