@@ -375,7 +375,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 extra = translator.meta.get("data", {}).get("extra", [])
                 splits = load_splits(translator.task.name, args.data, seed, extra)
             sets = {**splits.evaluation_sets(), "dev": splits.dev, **splits.extra_devs}
-            if args.split.startswith("tv4dialog") and args.split not in sets and translator.task.name != "couplet":
+            if args.split.startswith("tv4dialog") and args.split not in sets and translator.task.name == "translation":
                 held_out = load_splits(translator.task.name, args.data, seed, ["tv4dialog"])  # the same episodes
                 sets |= {**held_out.extra_tests, **held_out.extra_devs}
             if args.split not in sets:

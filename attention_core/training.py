@@ -361,6 +361,8 @@ def fit(
     if ckpt is not None:
         _restore(run, ckpt, out / CHECKPOINT, dev_)
         _extend(run.state, train_cfg)
+    else:
+        (out / KNOWN_NAMES).unlink(missing_ok=True)  # a fresh run finds its own (a crashed first try may have left one)
     translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
                             _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
                                       out if task.name == "translation" else None))
@@ -387,6 +389,8 @@ def fit(
 
 CHECKPOINT = "checkpoint.pt"
 """The resumable training state inside a run folder."""
+KNOWN_NAMES = "known_names.json"
+"""The names a Chinese → English run found in its sources, kept in the run folder for a resume."""
 
 
 @dataclass
@@ -525,10 +529,12 @@ def _extend(state: dict, train_cfg: TrainConfig) -> None:
 
     Early stopping still holds: a run that stopped for lack of dev improvement stays stopped.
     """
-    spent = sum(h["pairs"] for h in state["history"])
+    spent = sum(h.get("pairs", 0) for h in state["history"])  # a model continued from an old one: no pairs
     room = state["epoch"] < train_cfg.epochs and (train_cfg.max_pairs is None or spent < train_cfg.max_pairs)
     if state["finished"] and room and state["bad_epochs"] < train_cfg.patience:
         state["finished"] = False
+    elif not room:  # an interrupted run whose budget is spent: nothing left to train
+        state["finished"] = True
 
 
 def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,
@@ -549,8 +555,9 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         "source_lengths": source_lengths(examples),
     }
     if names_in is not None:
-        meta["truecase"] = truecase.learn(target for _, target in splits.train)
-        cache = names_in / "known_names.json"
+        main = splits.main_train_size if splits.main_train_size is not None else len(splits.train)
+        meta["truecase"] = truecase.learn((t for _, t in splits.train[:main]), (t for _, t in splits.train[main:]))
+        cache = names_in / KNOWN_NAMES
         if cache.is_file():
             meta["known_names"] = json.loads(cache.read_text(encoding="utf-8"))
         else:
@@ -591,6 +598,27 @@ def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, wor
     print(json.dumps({"event": "start", **log}), flush=True)
 
 
+def budgeted(batches: list[Batch], world: int = 1, left: int | None = None) -> list[Batch]:
+    """An epoch's batches for ``world`` processes, cut at the step that spends the pairs ``left`` of a budget.
+
+    The batches kept are a multiple of ``world``, so every process takes the same number of steps; ``left=None``:
+    no budget.
+
+    Args:
+        batches: The epoch's batches, in order.
+        world: Processes; step ``i`` is batches ``i·world … i·world + world − 1``, one per process.
+        left: Pairs left of the run's budget.
+    """
+    batches = batches[: len(batches) // world * world]
+    if left is None:
+        return batches
+    kept = 0
+    while kept < len(batches) and left > 0:
+        left -= sum(b.size for b in batches[kept : kept + world])
+        kept += world
+    return batches[:kept]
+
+
 def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, device: torch.device, rank: int,
                  world: int, progress: bool) -> dict:
     """One epoch of updates (own pairs ``main_repeat`` times, the curriculum's extra draw, batches, this rank's share).
@@ -604,15 +632,12 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
     if train_cfg.full_data_epochs and epoch > train_cfg.full_data_epochs and data.extra:
         draw = min(len(data.extra), round(len(data.own) * train_cfg.extra_ratio))
         epoch_examples = own + random.Random(epoch_seed).sample(data.extra, draw)
-    batches = list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed))
-    if train_cfg.max_pairs is not None:  # the run's budget: stop at the batch that reaches it
-        left, kept = train_cfg.max_pairs - sum(h["pairs"] for h in run.state["history"]), 0
-        while kept < len(batches) and left > 0:
-            left -= batches[kept].size
-            kept += 1
-        batches = batches[:kept]
+    spent = sum(h.get("pairs", 0) for h in run.state["history"])
+    batches = budgeted(list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed)), world,
+                       None if train_cfg.max_pairs is None else train_cfg.max_pairs - spent)
+    epoch_pairs = sum(b.size for b in batches)  # all processes' pairs: the same record on every rank
     if world > 1:
-        batches = batches[: len(batches) // world * world][rank::world]
+        batches = batches[rank::world]
     started, pairs, total_loss = time.perf_counter(), 0, 0.0
     bar = tqdm(
         batches,
@@ -640,8 +665,8 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
     return {
         "epoch": epoch,
         "train_loss": round(total_loss / max(1, pairs), 4),
-        "pairs": pairs * world,
-        "pairs_per_s": round(pairs * world / seconds, 1),
+        "pairs": epoch_pairs,
+        "pairs_per_s": round(epoch_pairs / seconds, 1),
         "seconds": round(seconds, 1),
     }
 
@@ -673,7 +698,7 @@ def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float,
     else:
         state["bad_epochs"] += 1
     state["epoch"] = record["epoch"]
-    spent = sum(h["pairs"] for h in state["history"])
+    spent = sum(h.get("pairs", 0) for h in state["history"])
     if state["bad_epochs"] >= train_cfg.patience or record["epoch"] == train_cfg.epochs or (
             train_cfg.max_pairs is not None and spent >= train_cfg.max_pairs):
         state["finished"] = True

@@ -8,12 +8,14 @@ come from the model chosen in it.
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import gradio as gr
 import plotly.graph_objects as go
 
+from attention_core import names
 from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
 from attention_core.scores import SCORES
@@ -146,7 +148,7 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "k best partial outputs and returns the complete one with the best log p ÷ length "
                      "(length normalisation: without it short outputs would win, so beam can show a lower "
                      "log p than greedy)."))
-    if task == "translation":
+    if task == "translation" or (task == OWN and any(t.reads_names for t in registry.models[OWN].values())):
         c["names"] = gr.Checkbox(value=Settings.names, label="names 人名 (张伟 → Zhang Wei)",
                                  elem_id=f"{task}-names")
         gr.Markdown(_doc("guide/names", "People's names are carried through the model by a name it knows "
@@ -884,6 +886,8 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
 
 def build_app(registry: ModelRegistry) -> gr.Blocks:
     """The whole app (not launched)."""
+    if any(t.reads_names for models in registry.models.values() for t in models.values()):
+        threading.Thread(target=names.dictionary, daemon=True).start()  # the names switch's first request: no wait
     transformer = any(registry.transformer_shape(t, v) for t in registry.tasks() for _, v in registry.variants(t))
     with gr.Blocks(title="Attention Lab 注意力实验室") as app:
         gr.Markdown(

@@ -36,13 +36,13 @@ def found(text: str) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("text, names", [
     ("我的朋友张伟是一名麻醉师。", [("张伟", "Zhang Wei", "pinyin")]),  # 麻醉师 is tagged nr, and is a word
-    ("王小明和李娜明天去北京。", [("王小明", "Wang Xiaoming", "pinyin"), ("李娜", "Li Na", "pinyin"),
+    ("王小明和李娜明天去北京。", [("王小明", "Wang Xiaoming", "pinyin"), ("李娜", "Li Na", "dictionary"),
                                 ("北京", "Beijing", "dictionary")]),
     ("玛丽和约翰结婚了。", [("玛丽", "Mary", "dictionary"), ("约翰", "John", "dictionary")]),
     ("约翰和玛丽是邻居。", [("约翰", "John", "dictionary"), ("玛丽", "Mary", "dictionary")]),  # jieba: 和玛丽
     ("欧阳娜娜会拉大提琴。", [("欧阳娜娜", "Ouyang Nana", "pinyin")]),  # jieba: 欧阳 + 娜娜
     ("大卫是老师。", [("大卫", "David", "dictionary")]),  # tagged as a noun
-    ("刘洋刚到。", [("刘洋", "Liu Yang", "pinyin")]),  # jieba: 刘洋刚
+    ("刘洋刚到。", [("刘洋", "Liu Yang", "dictionary")]),  # jieba: 刘洋刚; CC-CEDICT lists an astronaut
     ("艾米丽是从英国来的交换生。", [("艾米丽", "Aimili", "pinyin")]),
     ("我爸爸是医生。", []),
 ])
@@ -189,3 +189,60 @@ def test_a_carrier_written_in_latin_letters_or_a_repeated_name_does_not_mix_peop
     assert [c.carrier_english for c in latin.carried] == ["Mary"]  # not Tom: the output could not tell them apart
     twice = prepare("张伟说张伟很忙。")
     assert twice.text == "汤姆说汤姆很忙。" and {c.carrier for c in twice.carried} == {"汤姆"}
+
+
+@pytest.mark.parametrize("text, carried", [
+    ("湯姆和李娜是好朋友。", [("汤姆", "汤姆"), ("李娜", "玛丽")]),  # a carrier in traditional characters is seen
+    ("Ｔｏｍ和张伟是朋友。", [("张伟", "玛丽")]),  # in full-width letters too
+    ("波士頓和上海都很大。", [("上海", "伦敦")]),
+    ("張偉是醫生。", [("张伟", "汤姆")]),  # a name in traditional characters is found
+])
+def test_names_are_found_and_carriers_chosen_in_the_text_the_model_reads(text, carried):
+    p = prepare(text)
+    assert [(c.name.text, c.carrier) for c in p.carried] == carried and p.original == text
+
+
+def test_a_landmark_after_a_two_character_surname_is_not_a_person_and_famous_people_keep_their_english():
+    assert find_names("我们在东方明珠见面。") == []
+    assert found("我喜欢刘德华。") == [("刘德华", "Andy Lau", "dictionary")]
+
+
+def test_restore_reads_any_models_case_and_a_space_marking_tokeniser():
+    p = Prepared("张伟是医生", "汤姆是医生", [Carried(Name("张伟", 0, "Zhang Wei", "pinyin"), "汤姆", "Tom", 0)])
+    cased = output(["Tom", "is", "a", "doctor"], [0, 2, 3, 4], 6)  # a model of your own keeps the English case
+    assert restore(cased, p, list).text == "Zhang Wei is a doctor"
+
+    def spaced(text: str) -> list[str]:  # a char tokeniser that writes a space as ▁ and drops a trailing one
+        return list(text.rstrip(" ").replace(" ", "▁"))
+
+    q = Prepared("我 认识 张伟", "我 认识 汤姆", [Carried(Name("张伟", 5, "Zhang Wei", "pinyin"), "汤姆", "Tom", 5)])
+    dropped = output(["i", "know", "."], [0, 2, 7], 8)  # "." looks past the carrier (columns 5-6)
+    assert restore(dropped, q, spaced).text == "i know Zhang Wei ."
+
+
+def test_evaluating_a_model_of_your_own_on_the_tv_episodes_is_a_clear_error(tmp_path, capsys):
+    from attention_core.parallel import Side, Source, TaskSpec, make_task, split_parallel
+
+    corpus = tmp_path / "pairs.tsv"
+    corpus.write_text("".join(f"a b {i}\tx y {i}\n" for i in range(40)), encoding="utf-8")
+    splits = split_parallel(Source.of([str(corpus)]))  # the record a trained model of your own keeps
+    src, tgt = Vocab(["a", "b"]), Vocab(["x", "y"])
+    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=8, emb_size=8)
+    task = make_task(TaskSpec(Side("word"), Side("word")))
+    save_pretrained(Translator(build_model(cfg), src, tgt, task, {"data": splits.info}), tmp_path / "own")
+    assert main(["evaluate", "--model", str(tmp_path / "own"), "--split", "tv4dialog-test"]) == 2
+    assert "needs a translation model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("field, value", [("truecase", ["english"]), ("known_names", 20), ("known_names", "张伟")])
+def test_a_model_folder_with_a_malformed_names_or_case_table_is_refused(tmp_path, field, value):
+    import json
+
+    from attention_core.hub import ModelLoadError
+
+    save_pretrained(tiny("translation"), tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text(encoding="utf-8"))
+    config["meta"][field] = value
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=f"meta.{field}"):
+        load_folder(tmp_path / "m")

@@ -274,7 +274,7 @@ def test_a_translation_run_saves_its_targets_case(tmp_path):
     from attention_core.data import Splits
 
     pairs = [("我说英语。", "I speak English."), ("他说英语。", "He speaks English."),
-             ("你说英语吗？", "Do you speak English?"), ("我们走吧。", "Let's go.")] * 2
+             ("你说英语吗？", "Do you speak English?"), ("我们走吧。", "Let's go.")] * 3
     splits = Splits(pairs, pairs[:2], pairs[:2], {"task": "translation"})
     fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
         TrainConfig(epochs=1, max_dev=2), progress=False)
@@ -296,3 +296,39 @@ def test_a_pairs_budget_stops_mid_epoch_and_a_larger_one_resumes_the_finished_ru
     assert 400 <= sum(h["pairs"] for h in more["history"]) < 416 and len(more["history"]) == 5
     with pytest.raises(ValueError, match="max_pairs"):
         TrainConfig(max_pairs=0).validate()
+
+
+def test_the_budget_cut_is_the_same_step_on_every_process():
+    from attention_core.training import budgeted
+
+    sizes = [64, 64, 50, 64, 30, 64, 64, 12]
+    batches = [type("B", (), {"size": n})() for n in sizes]
+    assert [b.size for b in budgeted(batches)] == sizes
+    assert [b.size for b in budgeted(batches, world=3)] == sizes[:6]  # a multiple of the processes
+    two = budgeted(batches, world=2, left=150)  # steps of 2 batches: 128, then 114 more reaches 150
+    assert [b.size for b in two] == sizes[:4] and len(two) % 2 == 0
+    assert budgeted(batches, world=2, left=0) == []
+
+
+def test_a_continued_model_without_pairs_in_its_history_and_an_exhausted_budget(tmp_path):
+    from attention_core.training import _extend
+
+    old = {"epoch": 3, "finished": True, "bad_epochs": 0, "history": [{"epoch": e, "dev_bleu": 1.0} for e in (1, 2, 3)]}
+    _extend(old, TrainConfig(epochs=6))  # a bundled model's history has no "pairs": no KeyError
+    assert old["finished"] is False
+    history = [{"epoch": 1, "pairs": 90}, {"epoch": 2, "pairs": 90}]
+    spent = {"epoch": 2, "finished": False, "bad_epochs": 0, "history": history}
+    _extend(spent, TrainConfig(epochs=6, max_pairs=150))  # interrupted after its budget: nothing left to train
+    assert spent["finished"] is True
+
+
+def test_a_fresh_run_finds_its_own_names_even_where_a_crashed_one_left_a_list(tmp_path):
+    from attention_core.data import Splits
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "known_names.json").write_text('["谢尔顿", "张伟"]', encoding="utf-8")
+    pairs = [("李娜来了。", "Li Na came.")] * 25
+    splits = Splits(pairs, pairs[:2], pairs[:2], {"task": "translation"})
+    fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
+        TrainConfig(epochs=1, max_dev=2), progress=False)
+    assert load_folder(tmp_path / "m").meta["known_names"] == ["李娜"]

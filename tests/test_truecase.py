@@ -13,11 +13,24 @@ from attention_core.vocab import Vocab
 
 
 def test_a_word_keeps_the_case_it_has_where_its_case_is_its_own():
-    texts = ["English is hard.", "We speak English.", "Do you speak English?", "I like English!",  # first: not counted
-             "He may come.", "It may rain.", "See you in May.", "We say \"Hello\" here.", "Hello there."]
-    table = learn(texts)
-    assert table == {"english": "English"}  # "may": 2 lower, 1 capital; "Hello" only after a quote or first
-    assert learn(texts, min_count=4) == {}
+    texts = ["We speak English.", "I like English.", "Say it in English!", "Is it English?", "Learn English now.",
+             "He may come.", "It may rain.", "You may go.", "We meet in May.", "See you in May."]
+    assert learn(texts) == {"english": "English"}  # "may": 3 lower, 2 capital
+    assert learn(texts, min_count=6) == {}
+
+
+def test_first_words_quoted_sentences_and_phrases_do_not_teach_a_capital():
+    quoted = ['He asked "Yes?" and she said "Yes."'] * 6  # a quote opens a sentence
+    phrase = ["We flew to the United States today."] * 6  # "States" after a capital is the phrase's case
+    first = ["Yes, I do."] * 6
+    assert learn(quoted + phrase + first) == {"united": "United"}  # not "yes", not "states"
+
+
+def test_a_corpus_that_writes_a_word_in_lower_case_keeps_it_lower_case():
+    tatoeba = ["I saw a castle.", "The castle is old.", "We visited the castle."]
+    subtitles = ["Where is Castle?", "Talk to Castle now.", "I trust Castle."] * 3
+    assert learn(subtitles) == {"castle": "Castle"}
+    assert learn(tatoeba, subtitles) == {}
 
 
 def test_apply_changes_whole_lower_case_words_only():
