@@ -108,8 +108,9 @@ def figure(report: dict, out: Path) -> None:
 def markdown(report: dict) -> str:
     arms, ref = report["arms"], report["reference"]
     lines = ["The default couplet architecture (luong-general, hidden 256, poetry-couplet as extra data) trained on "
-             "the 55k New-Year subset (`couplet/train-55k`) and on the whole corpus (`couplet/train`, 699k pairs) for "
-             "about the same number of training pairs, decoded as the app decodes (beam 5, default rules). Δ: "
+             "the 55k New-Year subset (`couplet/train-55k`) and on the whole corpus (`couplet/train`, 699k pairs), "
+             "each for the same budget of training pairs (`--max-pairs`), each arm's best model by its own dev BLEU "
+             "(the pairs it had seen by then in the table), decoded as the app decodes (beam 5, default rules). Δ: "
              f"paired bootstrap against *{ref}*, 1,000 samples, 95 % interval. Written by "
              "`python benchmarks/couplet_scaling.py`.", "",
              "| arm | training pairs (corpus) | epochs | pairs seen | " + " | ".join(

@@ -324,6 +324,8 @@ def figure_links(variants: dict[str, list[str]]) -> dict[str, str]:
         for variant in variants.get(task, []):
             if variant != "none":
                 links[f"alignment-{task}-{variant}"] = app_query(task, text=example, variant=variant, beam=5)
+    # the scaling study (benchmarks/couplet_scaling.py): the couplet tab's default model on its first example
+    links["couplet_scaling"] = app_query("couplet", text=COUPLET_EXAMPLES[0], variant=DEFAULT_VARIANT, beam=5)
     return links
 
 
