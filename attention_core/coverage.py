@@ -19,10 +19,10 @@ Examples:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+
+from attention_core.text import posseg
 
 CONTENT_TAGS = ("n", "v", "a", "i", "l", "j", "s", "t", "eng")
 """jieba part-of-speech tags (prefixes) of the words a flag may name: nouns (``nr`` person and ``ns`` place names
@@ -61,15 +61,6 @@ class Word:
         return self.tag.startswith(CONTENT_TAGS) and len(self.text) > 1
 
 
-@lru_cache(maxsize=1)
-def _posseg():
-    import jieba
-    import jieba.posseg
-
-    jieba.setLogLevel(logging.WARNING)  # no "Building prefix dict …" on every start
-    return jieba.posseg
-
-
 def source_words(tokens: Sequence[str]) -> list[Word]:
     """Cut the source (the model's tokens, joined) into tagged words, each with the tokens it covers.
 
@@ -83,7 +74,7 @@ def source_words(tokens: Sequence[str]) -> list[Word]:
     for i, token in enumerate(tokens):
         owner += [i] * len(token)
     words, start = [], 0
-    for piece in _posseg().cut("".join(tokens)):
+    for piece in posseg().cut("".join(tokens)):
         end = start + len(piece.word)
         members = sorted({owner[c] for c in range(start, end) if c == 0 or owner[c] != owner[c - 1]})
         if members:

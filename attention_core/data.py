@@ -47,6 +47,7 @@ from attention_core.batch import Batch, make_batch
 from attention_core.corpora import data_home, read_manifest, sha256_file
 from attention_core.subword import Subwords, merge_pieces
 from attention_core.text import (
+    bare_chinese,
     detokenize_chinese,
     detokenize_english,
     normalize_chinese,
@@ -361,11 +362,6 @@ def hold_out_episodes(episodes: Sequence[str], seed: int, size: int) -> tuple[li
     return slices[0], slices[1]
 
 
-def _bare_chinese(text: str) -> str:
-    """Normalised Chinese without punctuation, symbols or spaces, lower-cased (dialogue lines are compared so)."""
-    return "".join(ch for ch in normalize_chinese(text) if ch.isalnum()).lower()
-
-
 def split_translation(
     data_dir: str | Path,
     seed: int = 1234,
@@ -418,13 +414,13 @@ def split_translation(
     said_in_cmn_eng: set[str] = set()
     for name, more in list(extras.items()):
         if more.episodes is not None:  # a dialogue corpus: hold out whole episodes, train on the others
-            said_in_cmn_eng = said_in_cmn_eng or {_bare_chinese(zh) for zh, _ in unique}
+            said_in_cmn_eng = said_in_cmn_eng or {bare_chinese(zh) for zh, _ in unique}
             test_part, dev_part, extras[name], dialogues[name] = _hold_out_dialogues(
                 name, more, said_in_cmn_eng, seed, dialogue_size
             )
             extra_tests[f"{name}-test"], extra_devs[f"{name}-dev"] = test_part, dev_part
     if dialogues:  # the dialogues' punctuation is inferred: compare what was said
-        compare: Callable[[str], str] = _bare_chinese
+        compare: Callable[[str], str] = bare_chinese
         held_out_sets = [dev, test, *extra_tests.values(), *extra_devs.values()]
     else:
         compare, held_out_sets = normalize_chinese, [dev, test]
@@ -489,7 +485,7 @@ def _hold_out_dialogues(
     dropped = 0
     for split, chosen in ((f"{name}-test", set(test_episodes)), (f"{name}-dev", set(dev_episodes))):
         pairs = list(dict.fromkeys(p for p, ep in zip(corpus.pairs, corpus.episodes or []) if ep in chosen))
-        slices[split] = [p for p in pairs if _bare_chinese(p[0]) not in in_cmn_eng]
+        slices[split] = [p for p in pairs if bare_chinese(p[0]) not in in_cmn_eng]
         dropped += len(pairs) - len(slices[split])
     held = set(test_episodes + dev_episodes)
     rest = [(p, ep) for p, ep in zip(corpus.pairs, corpus.episodes or []) if ep not in held]

@@ -48,7 +48,6 @@ Examples:
 from __future__ import annotations
 
 import gzip
-import logging
 import re
 import threading
 from collections import Counter
@@ -58,7 +57,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from attention_core.text import normalize_chinese
+from attention_core.subword import word_spans
+from attention_core.text import normalize_chinese, posseg
 
 OutputT = TypeVar("OutputT", bound=Any)
 """A [`pipeline.Output`][attention_core.pipeline.Output] (not imported: the pipeline imports this module)."""
@@ -221,15 +221,6 @@ class Name:
         return self.start + len(self.text)
 
 
-@lru_cache(maxsize=1)
-def _posseg():
-    import jieba
-    import jieba.posseg
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba.posseg
-
-
 def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
     """Whether a word jieba tagged as a name is one (see the module docstring), and its English.
 
@@ -283,7 +274,7 @@ def find_names(text: str) -> list[Name]:
         text: A source sentence or paragraph, as typed.
     """
     names, start, before = [], 0, None
-    for piece in _posseg().cut(text):
+    for piece in posseg().cut(text):
         word, at = piece.word, start
         if before is not None and len(before) == 2 and surname(before) and len(word) <= 2:
             word, at = before + word, start - 2  # 欧阳 + 娜娜: jieba cuts a two-character surname off
@@ -292,8 +283,8 @@ def find_names(text: str) -> list[Name]:
             name = _judge(word, at, transliterated=piece.flag == "nrt")
         elif piece.flag.startswith(PLACE_TAGS):
             name = chinese_place(piece.word, start)
-        if name is None and not piece.flag.startswith(NAME_TAGS) and listed_name(piece.word):
-            name = Name(piece.word, start, listed_name(piece.word) or "", "dictionary")  # 大卫 tagged n, 莎士比亚 ns
+        if name is None and not piece.flag.startswith(NAME_TAGS) and (english := listed_name(piece.word)):
+            name = Name(piece.word, start, english, "dictionary")  # 大卫 tagged n, 莎士比亚 ns
         if name:
             names.append(name)
         start += len(piece.word)
@@ -335,7 +326,6 @@ class Prepared:
     text: str
     carried: list[Carried] = field(default_factory=list)
     placed: list[str] = field(default_factory=list)
-
 
     def lines(self) -> list[str]:
         """One line per carried name, for people: what it was written as, and how it reached the output."""
@@ -407,21 +397,10 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     return Prepared(original, out + text[last:], carried)
 
 
-def _word_spans(tokens: Sequence[str], is_continuation: Callable[[str], bool]) -> list[list[int]]:
-    spans: list[list[int]] = []
-    for i, token in enumerate(tokens):
-        if spans and is_continuation(token):
-            spans[-1].append(i)
-        else:
-            spans.append([i])
-    return spans
-
-
 def restore(
     output: OutputT,
     prepared: Prepared,
     tokenize_src: Callable[[str], list[str]],
-    is_continuation: Callable[[str], bool] = lambda token: token.startswith("##"),
     detokenize: Callable[[Sequence[str]], str] | None = None,
 ) -> OutputT:
     """Write the names into the output text in place of their carriers, or where the attention puts them.
@@ -434,7 +413,6 @@ def restore(
         output: The model's output for ``prepared.text``: tokens and attention ``(T_out, S)`` over its tokens.
         prepared: What [`prepare`][attention_core.names.prepare] made of the text; ``placed`` is filled here.
         tokenize_src: The model's source tokeniser (splits the text into the columns of ``weights``).
-        is_continuation: Whether an output token continues the word before it (subword pieces ``##…``).
         detokenize: The task's detokeniser for output tokens (default: join with spaces).
 
     Returns:
@@ -443,8 +421,8 @@ def restore(
     if not prepared.carried:
         return replace(output, names=prepared)
     tokens = list(output.tokens)
-    spans = _word_spans(tokens, is_continuation)
-    words = ["".join(tokens[i].removeprefix("##") for i in span).lower() for span in spans]  # any model's case
+    grouped = word_spans(tokens)  # subword pieces into words
+    spans, words = [index for _, index in grouped], [word.lower() for word, _ in grouped]  # any model's case
     written = [c.carrier_english.lower() for c in prepared.carried]
     # the source word behind each output word: where its attention peaks (a word's pieces averaged)
     peaks = [int(output.weights[span].mean(dim=0).argmax()) for span in spans] if output.weights.numel() else []

@@ -18,7 +18,7 @@ from attention_core.data import Task
 from attention_core.names import Prepared, prepare, restore
 from attention_core.search import beam_search_nbest, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
-from attention_core.subword import CONTINUE, word_rows
+from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences
 from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
@@ -358,12 +358,10 @@ class Translator:
         constrained = self.task.constrained if constrained is None else constrained
         if names and not self.reads_names:
             raise InputError("the names switch is for models that translate Chinese into English")
-        for text in texts:
-            self.tokenize(text, max_tokens)  # errors speak of the text as typed
+        tokenised = [self.tokenize(t, max_tokens) for t in texts]  # errors speak of the text as typed
         prepared = [prepare(t, known=self.meta.get("known_names") or ()) for t in texts] if names else None
-        if prepared is not None:
-            texts = [p.text for p in prepared]
-        tokenised = [self.task.tokenize_src(t) for t in texts]
+        if prepared is not None:  # the model reads the carriers
+            tokenised = [self.task.tokenize_src(p.text) for p in prepared]
         order = sorted(range(len(tokenised)), key=lambda i: len(tokenised[i]))
         results: list[Output | None] = [None] * len(tokenised)
         self.model.eval()
@@ -401,7 +399,6 @@ class Translator:
                     alternatives=list(alternatives.items()),
                 )
         if prepared is not None:
-            continues = lambda token: token.startswith(CONTINUE)  # noqa: E731
-            results = [restore(out, p, self.task.tokenize_src, continues, self.detokenize)  # type: ignore[arg-type]
+            results = [restore(out, p, self.task.tokenize_src, self.detokenize)  # type: ignore[arg-type]
                        for out, p in zip(results, prepared)]
         return results  # type: ignore[return-value]

@@ -70,6 +70,28 @@ def normalize_chinese(text: str) -> str:
     )
 
 
+def bare_chinese(text: str) -> str:
+    """What a Chinese sentence says, for comparing sentences: normalised, no punctuation, symbols or spaces, lower case.
+
+    Examples:
+        >>> bare_chinese("你好， 張偉！") == bare_chinese("你好张伟")
+        True
+    """
+    return "".join(ch for ch in normalize_chinese(text) if ch.isalnum()).lower()
+
+
+@functools.cache
+def posseg():
+    """The part-of-speech tagger ``jieba.posseg``, imported once and quiet (no "Building prefix dict …")."""
+    import logging
+
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba.posseg
+
+
 def punctuate_subtitle(chinese: str, english: str) -> str:
     """Punctuate a subtitle's Chinese the way people write it: pauses become ``，``, and the line gets a final mark.
 

@@ -524,13 +524,20 @@ def _restore(run: _Run, ckpt: dict, path: Path, device: torch.device) -> None:
         torch.cuda.set_rng_state(ckpt["cuda_rng"].cpu(), device)
 
 
+def _pairs_left(state: dict, train_cfg: TrainConfig) -> int | None:
+    """Pairs left of the run's ``max_pairs`` budget (``None`` without one); an old model's history counts 0."""
+    if train_cfg.max_pairs is None:
+        return None
+    return train_cfg.max_pairs - sum(h.get("pairs", 0) for h in state["history"])
+
+
 def _extend(state: dict, train_cfg: TrainConfig) -> None:
     """A finished run resumed with a larger budget (more ``epochs``, a larger ``max_pairs``) goes on.
 
     Early stopping still holds: a run that stopped for lack of dev improvement stays stopped.
     """
-    spent = sum(h.get("pairs", 0) for h in state["history"])  # a model continued from an old one: no pairs
-    room = state["epoch"] < train_cfg.epochs and (train_cfg.max_pairs is None or spent < train_cfg.max_pairs)
+    left = _pairs_left(state, train_cfg)
+    room = state["epoch"] < train_cfg.epochs and (left is None or left > 0)
     if state["finished"] and room and state["bad_epochs"] < train_cfg.patience:
         state["finished"] = False
     elif not room:  # an interrupted run whose budget is spent: nothing left to train
@@ -632,9 +639,8 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
     if train_cfg.full_data_epochs and epoch > train_cfg.full_data_epochs and data.extra:
         draw = min(len(data.extra), round(len(data.own) * train_cfg.extra_ratio))
         epoch_examples = own + random.Random(epoch_seed).sample(data.extra, draw)
-    spent = sum(h.get("pairs", 0) for h in run.state["history"])
     batches = budgeted(list(bucketed_batches(epoch_examples, train_cfg.batch_size, seed=epoch_seed)), world,
-                       None if train_cfg.max_pairs is None else train_cfg.max_pairs - spent)
+                       _pairs_left(run.state, train_cfg))
     epoch_pairs = sum(b.size for b in batches)  # all processes' pairs: the same record on every rank
     if world > 1:
         batches = batches[rank::world]
@@ -698,9 +704,9 @@ def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float,
     else:
         state["bad_epochs"] += 1
     state["epoch"] = record["epoch"]
-    spent = sum(h.get("pairs", 0) for h in state["history"])
+    left = _pairs_left(state, train_cfg)
     if state["bad_epochs"] >= train_cfg.patience or record["epoch"] == train_cfg.epochs or (
-            train_cfg.max_pairs is not None and spent >= train_cfg.max_pairs):
+            left is not None and left <= 0):
         state["finished"] = True
     if rank == 0:
         translator.meta["history"] = state["history"]

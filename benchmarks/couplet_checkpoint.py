@@ -6,10 +6,11 @@ Usage::
     python benchmarks/couplet_checkpoint.py --table        # only re-write the table from the records
 
 Loads the run's best model (by dev BLEU), measures its cliché table on training pairs as ``attention-lab zoo``
-does at export (``attention_core.zoo.calibration_pairs``), then decodes both test sets with beam 5 and the default
-rules. One record per call is appended to ``results/couplet_checkpoints.jsonl`` (the run's command, epochs,
-per-epoch dev BLEU and speed, test BLEU, chrF and the rules a reader checks); ``results/couplet_checkpoints.md``
-is the table of all records, beside the bundled default model's figures from ``results/eval``.
+does at export (``load_candidate``; kept in the run folder for the same weights), then decodes both test sets
+with beam 5 and the default rules. One record per call is appended to ``results/couplet_checkpoints.jsonl``
+(the run's command, epochs, per-epoch dev BLEU and speed, test BLEU, chrF and the rules a reader checks);
+``results/couplet_checkpoints.md`` is the table of all records, beside the bundled default model's figures from
+``results/eval``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -27,19 +29,36 @@ RECORDS = ROOT / "results" / "couplet_checkpoints.jsonl"
 KEYS = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
 
 
-def measure(run: Path, data: str | None, label: str) -> dict:
-    """The record of one run: its training history and both test sets at beam 5 with the default rules."""
-    from attention_core.calibration import calibrate_overproduction
+def load_candidate(run: Path, data: str | None) -> tuple[Any, Any]:
+    """A run's best couplet model as the zoo ships it, and its splits.
+
+    The model's cliché table is measured on its training pairs as ``attention-lab zoo`` does at export
+    (``attention_core.zoo.give_overproduction``: once per weights, kept in the run folder as ``overproduction.json``).
+
+    Args:
+        run: A training run or model folder.
+        data: The data folder its split is read from (``None``: ``$ATTENTION_LAB_DATA``, else the user cache).
+
+    Returns:
+        ``(translator, splits)``.
+    """
     from attention_core.data import load_splits
-    from attention_core.evaluation import evaluate
     from attention_core.hub import load_folder
-    from attention_core.zoo import calibration_pairs
+    from attention_core.zoo import give_overproduction
 
     translator = load_folder(run, "cpu")
     info = translator.meta.get("data", {})
     splits = load_splits("couplet", data, info.get("seed", 1234), info.get("extra", []))
+    give_overproduction(translator, Path(run), splits, str(run))
+    return translator, splits
+
+
+def measure(run: Path, data: str | None, label: str) -> dict:
+    """The record of one run: its training history and both test sets at beam 5 with the default rules."""
+    from attention_core.evaluation import evaluate
+
     started = time.time()
-    calibrate_overproduction(translator, calibration_pairs(splits))
+    translator, splits = load_candidate(run, data)
     record = {"label": label, "run": str(run), "command": translator.meta.get("command"),
               "parameters": sum(p.numel() for p in translator.model.parameters()),
               "history": translator.meta.get("history"), "best_dev_bleu": translator.meta.get("best_dev_bleu")}

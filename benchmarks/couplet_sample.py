@@ -19,17 +19,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 SETS = {"test": "couplet test (modern)", "poetry-test": "poetry-couplet test (classical)"}
 
 
 def main() -> None:
     import torch
+    from couplet_checkpoint import load_candidate
 
-    from attention_core.calibration import calibrate_overproduction
-    from attention_core.data import load_splits
-    from attention_core.hub import atomic_write_text, load_folder
-    from attention_core.zoo import calibration_pairs
+    from attention_core.hub import atomic_write_text
     from reports.report import sample_index
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -38,10 +37,7 @@ def main() -> None:
     parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
     parser.add_argument("--out", required=True, help="the Markdown table to write")
     args = parser.parse_args()
-    translator = load_folder(args.run, "cpu")
-    info = translator.meta.get("data", {})
-    splits = load_splits("couplet", args.data, info.get("seed", 1234), info.get("extra", []))
-    calibrate_overproduction(translator, calibration_pairs(splits))
+    translator, splits = load_candidate(Path(args.run), args.data)
     label = args.label or Path(args.run).name
     parts = [f"# The 30 + 30 test lines a reader judges: {label}", "",
              f"`{args.run}` (its best model by dev BLEU), beam 5, the default rules, cliché table measured on its "

@@ -27,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 SETS = {"test": "modern (couplet/test)", "poetry-test": "classical (poetry-couplet/test)"}
 
@@ -51,18 +52,14 @@ def prepare(folder: Path, data: str | None) -> None:
 
 def decode(run: Path, data: str | None, limit: int | None = None) -> dict:
     """One arm: its training budget, and each test set's outputs, references and BLEU at beam 5 with the rules."""
-    from attention_core.calibration import calibrate_overproduction
-    from attention_core.data import load_splits
-    from attention_core.evaluation import evaluate
-    from attention_core.hub import load_folder
-    from attention_core.zoo import calibration_pairs
+    from couplet_checkpoint import load_candidate
 
-    translator = load_folder(run, "cpu")
+    from attention_core.evaluation import evaluate
+
+    translator, splits = load_candidate(run, data)
     info = translator.meta.get("data", {})
     history = translator.meta.get("history") or []
     best = max(history, key=lambda h: h["dev_bleu"]) if history else {}
-    splits = load_splits("couplet", data, info.get("seed", 1234), info.get("extra", []))
-    calibrate_overproduction(translator, calibration_pairs(splits))
     arm = {"run": str(run), "train_pairs": info.get("sizes", {}).get("train"),
            "sources": [s if isinstance(s, str) else s.get("path") for s in info.get("sources", [])],
            "epochs": best.get("epoch"), "pairs_seen": sum(h["pairs"] for h in history[: best.get("epoch", 0)]),

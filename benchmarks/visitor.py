@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.text import normalize_chinese  # noqa: E402
+from attention_core.text import bare_chinese as match_key  # noqa: E402  (what sentences are compared by)
 
 SET = ROOT / "results" / "visitor" / "visitor.tsv"
 COLUMNS = ("id", "kind", "chinese", "english")
@@ -104,16 +104,6 @@ def read_set(path: str | Path = SET) -> list[Row]:
         seen.add(row.id)
         rows.append(row)
     return rows
-
-
-def match_key(text: str) -> str:
-    """What two sentences are compared by: simplified characters, no spaces or punctuation, lower case.
-
-    Examples:
-        >>> match_key("你好， 張偉！") == match_key("你好张伟")
-        True
-    """
-    return "".join(ch for ch in normalize_chinese(text) if ch.isalnum()).lower()
 
 
 def corpus_hits(rows: Sequence[Row], data: str | Path) -> list[tuple[str, str]]:
