@@ -185,6 +185,11 @@ class TrainConfig:
             [`resolve_precision`][attention_core.precision.resolve_precision]): ``auto`` is
             float16 mixed precision on CUDA, bfloat16 on a CPU that multiplies it natively, float32
             otherwise.
+        checkpoint_minutes: Within an epoch, write the resumable state at most this many minutes apart, so
+            a killed run loses at most that much work (an epoch of the whole couplet corpus is most of an
+            hour on a CPU); a resumed run continues from the batch it stopped at, and its result is the one an
+            uninterrupted run reaches. ``0``: at the end of each epoch only. One process only (a ``torchrun``
+            run checkpoints at the end of each epoch).
     """
 
     epochs: int = 10
@@ -209,6 +214,7 @@ class TrainConfig:
     max_dev: int | None = None
     dev_beam: int = 1
     precision: str = "auto"
+    checkpoint_minutes: float = 10.0
 
     def validate(self) -> TrainConfig:
         """Raise ``ValueError`` naming the first bad field."""
@@ -223,6 +229,8 @@ class TrainConfig:
             raise ValueError("full_data_epochs and extra_ratio must not be negative")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
+        if self.checkpoint_minutes < 0:
+            raise ValueError(f"checkpoint_minutes must not be negative, got {self.checkpoint_minutes}")
         if not 0 <= self.teacher_forcing <= 1:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
         if self.precision not in PRECISIONS:
@@ -311,11 +319,12 @@ def fit(
     command: str | None = None,
     init: Translator | None = None,
 ) -> dict:
-    """Train a model on a task's splits, checkpointing every epoch.
+    """Train a model on a task's splits, checkpointing every epoch (and within long epochs).
 
     The best model (by dev BLEU) is written to ``out_dir`` as a Hub-ready folder; the resumable
     state (weights, optimiser, scheduler, random states, history) goes to ``out_dir/checkpoint.pt``
-    after every epoch, atomically. ``resume=True`` continues exactly where a killed run stopped.
+    after every epoch and every ``train_cfg.checkpoint_minutes`` within one, atomically. ``resume=True``
+    continues exactly where a killed run stopped.
 
     ``init`` continues a trained model instead of starting from random weights: its weights,
     architecture, vocabularies (and subwords) are kept, the optimiser and scheduler start afresh
@@ -373,7 +382,7 @@ def fit(
     for epoch in range(run.state["epoch"] + 1, train_cfg.epochs + 1):
         if run.state["finished"]:
             break
-        record = _train_epoch(run, data, train_cfg, epoch, dev_, rank, world, progress)
+        record = _train_epoch(run, data, train_cfg, epoch, dev_, rank, world, progress, out)
         dev_bleu = _dev_bleu(translator, data.dev, train_cfg, rank, world)
         _end_epoch(run, translator, record, dev_bleu, train_cfg, out, rank, world, dev_)
     if run.state["epoch"] >= train_cfg.epochs:
@@ -627,11 +636,18 @@ def budgeted(batches: list[Batch], world: int = 1, left: int | None = None) -> l
 
 
 def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, device: torch.device, rank: int,
-                 world: int, progress: bool) -> dict:
+                 world: int, progress: bool, out: Path) -> dict:
     """One epoch of updates (own pairs ``main_repeat`` times, the curriculum's extra draw, batches, this rank's share).
+
+    The batches are a function of the data and the epoch's seed, so a run killed within the epoch and resumed
+    from its last within-epoch checkpoint (``TrainConfig.checkpoint_minutes``) rebuilds them and goes on from the
+    batch it had reached, with the optimiser and random states of that moment.
 
     Returns:
         The epoch's record so far: mean loss, pairs, speed and time.
+
+    Raises:
+        TrainError: If a within-epoch checkpoint does not fit this epoch's batches (other data or batch size).
     """
     epoch_seed = train_cfg.seed * 1000 + epoch
     own = data.own * train_cfg.main_repeat
@@ -644,16 +660,25 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
     epoch_pairs = sum(b.size for b in batches)  # all processes' pairs: the same record on every rank
     if world > 1:
         batches = batches[rank::world]
-    started, pairs, total_loss = time.perf_counter(), 0, 0.0
+    partial = run.state.pop("partial", None)
+    partial = partial if partial and partial["epoch"] == epoch else {"step": 0, "pairs": 0, "loss": 0.0, "seconds": 0.0}
+    done, pairs, total_loss = partial["step"], partial["pairs"], partial["loss"]
+    if sum(b.size for b in batches[:done]) != pairs:
+        raise TrainError(f"the checkpoint stopped after {done} batches ({pairs} pairs) of epoch {epoch}, but this "
+                         "epoch's batches differ (other training data or batch size): resume with the same settings")
+    every = 60 * train_cfg.checkpoint_minutes if world == 1 and train_cfg.checkpoint_minutes > 0 else None
+    started = saved = time.perf_counter()
     bar = tqdm(
-        batches,
+        batches[done:],
         desc=f"epoch {epoch}",
+        initial=done,
+        total=len(batches),
         disable=not progress or rank != 0,
         mininterval=1.0,
         dynamic_ncols=True,
         file=sys.stderr,
     )
-    for batch in bar:
+    for step, batch in enumerate(bar, start=done + 1):
         loss = train_step(
             run.train_model,
             batch.to(device),
@@ -666,8 +691,15 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
         )
         pairs += batch.size
         total_loss += loss * batch.size
-        bar.set_postfix(loss=f"{loss:.3f}", pairs_s=f"{pairs / (time.perf_counter() - started):.0f}")
-    seconds = time.perf_counter() - started
+        now = time.perf_counter()
+        bar.set_postfix(loss=f"{loss:.3f}", pairs_s=f"{(pairs - partial['pairs']) / (now - started):.0f}")
+        if every is not None and step < len(batches) and now - saved >= every:
+            run.state["partial"] = {"epoch": epoch, "step": step, "pairs": pairs, "loss": total_loss,
+                                    "seconds": partial["seconds"] + now - started}
+            _save_checkpoint(out / CHECKPOINT, run.model, run.optimizer, run.scheduler, run.state, device)
+            del run.state["partial"]
+            saved = time.perf_counter()
+    seconds = partial["seconds"] + time.perf_counter() - started
     return {
         "epoch": epoch,
         "train_loss": round(total_loss / max(1, pairs), 4),

@@ -332,3 +332,65 @@ def test_a_fresh_run_finds_its_own_names_even_where_a_crashed_one_left_a_list(tm
     fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
         TrainConfig(epochs=1, max_dev=2), progress=False)
     assert load_folder(tmp_path / "m").meta["known_names"] == ["李娜"]
+
+
+def test_a_run_killed_within_an_epoch_resumes_at_its_batch_and_ends_where_an_unbroken_run_ends(tmp_path, monkeypatch):
+    import attention_core.training as training
+    from attention_core.data import Splits
+
+    pairs = [(f"我{i % 7}你{i % 3}", f"i {i % 5} you {i % 3}") for i in range(160)]
+    splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
+    opts = dict(hidden_size=8, emb_size=8, dropout=0.3)
+    cfg = TrainConfig(epochs=2, batch_size=16, max_dev=5, patience=9, teacher_forcing=0.7,
+                      checkpoint_minutes=1e-9)  # a checkpoint after every batch
+    unbroken = fit(get_task("translation"), splits, tmp_path / "a", opts, cfg, progress=False)
+
+    real_step, steps = training.train_step, []
+
+    def killed_at_the_fourth_batch_of_epoch_two(*args, **kwargs):
+        steps.append(1)
+        if len(steps) == 10 + 4:  # epoch 1 has 10 batches
+            raise KeyboardInterrupt
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", killed_at_the_fourth_batch_of_epoch_two)
+    with pytest.raises(KeyboardInterrupt):
+        fit(get_task("translation"), splits, tmp_path / "b", opts, cfg, progress=False)
+    state = json.loads(_checkpoint(tmp_path / "b")["state"])
+    assert state["epoch"] == 1 and state["partial"]["epoch"] == 2 and state["partial"]["step"] == 3
+    monkeypatch.setattr(training, "train_step", real_step)
+    resumed = fit(get_task("translation"), splits, tmp_path / "b", opts, cfg, resume=True, progress=False)
+
+    a, b = _checkpoint(tmp_path / "a"), _checkpoint(tmp_path / "b")
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), f"{name} differs after a resume within the epoch"
+    strip = lambda h: [{k: v for k, v in r.items() if k not in ("seconds", "pairs_per_s")} for r in h]  # noqa: E731
+    assert strip(resumed["history"]) == strip(unbroken["history"])
+    assert "partial" not in json.loads(b["state"])  # the epoch's end replaced it
+
+
+def test_a_checkpoint_within_an_epoch_refuses_other_batches(tmp_path, monkeypatch):
+    import attention_core.training as training
+    from attention_core.data import Splits
+
+    pairs = [(f"我{i % 7}你", f"i {i % 5} you") for i in range(64)]
+    splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
+    opts = dict(hidden_size=8, emb_size=8)
+    cfg = TrainConfig(epochs=1, batch_size=16, max_dev=5, checkpoint_minutes=1e-9)
+    real_step, steps = training.train_step, []
+
+    def killed(*args, **kwargs):
+        steps.append(1)
+        if len(steps) == 3:
+            raise KeyboardInterrupt
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", killed)
+    with pytest.raises(KeyboardInterrupt):
+        fit(get_task("translation"), splits, tmp_path / "m", opts, cfg, progress=False)
+    monkeypatch.setattr(training, "train_step", real_step)
+    with pytest.raises(TrainError, match="same settings"):
+        fit(get_task("translation"), splits, tmp_path / "m", opts, dataclasses.replace(cfg, batch_size=8),
+            resume=True, progress=False)
+    with pytest.raises(ValueError, match="checkpoint_minutes"):
+        TrainConfig(checkpoint_minutes=-1).validate()
