@@ -118,14 +118,42 @@ ZOO_ORDER: list[tuple[str, str]] = [
 ]
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
 
-LICENSES = {
-    "translation": "Tatoeba / ManyThings.org cmn-eng, plus cmn-eng-extra (further Tatoeba pairs from the Tatoeba test "
-    "set v2021-08-07 in Helsinki-NLP/OPUS-MT-testsets, training only), CC-BY 2.0 FR (attribution: tatoeba.org "
-    "contributors)",
-    "couplet": "couplet test set MIT (v-zich/couplet-clean-dataset); training subset of the wb14123 corpus "
-    "(no license file; research and teaching use); poetry-couplet (颔联/颈联 of Tang and Song regulated verse, "
-    "derived from chinese-poetry, MIT)",
+CORPUS_LICENSES: dict[str, str] = {
+    "cmn-eng": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
+    "cmn-eng-extra": "cmn-eng-extra (further Tatoeba pairs from the Tatoeba test set v2021-08-07 in "
+    "Helsinki-NLP/OPUS-MT-testsets, training only), CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
+    "tv4dialog": "tv4dialog (Chinese–English subtitles of four US TV series, github.com/zll17/TV4Dialog; Zhang & Zhou, "
+    "\"Automatically Annotate TV Series Subtitles for Dialogue Corpus Construction\", APSIPA 2019; episodes held out "
+    "as tv4dialog-test and tv4dialog-dev), CC BY 2.0",
+    "couplet": "couplet test set MIT (v-zich/couplet-clean-dataset); training set: {train} of the wb14123 corpus "
+    "(no license file; the corpus repository is AGPL-3.0, its couplets were scraped from a Sina blog: research and "
+    "teaching use)",
+    "poetry-couplet": "poetry-couplet (颔联/颈联 of Tang and Song regulated verse, derived from chinese-poetry, MIT)",
 }
+"""The license line of each corpus a zoo model may train on (``couplet``'s ``{train}``: which training set)."""
+COUPLET_TRAIN_SETS = {
+    "ca0503e9af48b997e771723930ff375ad31c2d6977ae03a0cf77297d7371b2b3":
+        "the whole training set, cleaned (699,109 pairs)",
+    "01335f2b1fe3a8b429538a0a0c24815cd3b4e4e6aa6f9f6dd877ce5ea26c0105": "a 55,326-pair New-Year subset (train-55k)",
+}
+"""``couplet/train/in.txt`` by its sha256 (``shared/data/couplet/README.md``): which training set a model saw."""
+
+
+def data_licenses(task: str, data: dict) -> str:
+    """The model card's data and license line, from the corpora a model's metadata says it trained on.
+
+    Args:
+        task: ``translation`` or ``couplet``.
+        data: The model's ``meta["data"]`` (its ``sources`` and ``extra``).
+    """
+    corpus = "cmn-eng" if task == "translation" else "couplet"
+    lines = [CORPUS_LICENSES[corpus]]
+    if task == "couplet":
+        train = next((s.get("sha256") for s in data.get("sources", [])
+                      if isinstance(s, dict) and str(s.get("path", "")).endswith("couplet/train")), None)
+        lines = [lines[0].format(train=COUPLET_TRAIN_SETS.get(train, "a training set"))]
+    lines += [CORPUS_LICENSES.get(extra, extra) for extra in data.get("extra") or []]
+    return "; ".join(lines)
 
 
 def model_options(task: str, variant: str) -> dict:
@@ -141,6 +169,7 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
     """The README.md (model card) of a zoo model, with its measured test metrics."""
     translator = load_folder(folder)
     cfg, meta = translator.model.cfg, translator.meta
+    data = meta.get("data", {})
     params = sum(p.numel() for p in translator.model.parameters())
     rows = "\n".join(
         f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('unk_outputs', '—')} |"
@@ -178,8 +207,7 @@ tags:
 {params / 1e6:.2f} M parameters, weights stored in float16.
 {_subword_line(translator)}
 ## Data and license
-{LICENSES[task]}. Split: {meta.get("data", {}).get("rule")} (seed {meta.get("data", {}).get("seed")});
-sizes {json.dumps(meta.get("data", {}).get("sizes"))}.
+{data_licenses(task, data)}. Split: {data.get("rule")} (seed {data.get("seed")}); sizes {json.dumps(data.get("sizes"))}.
 
 ## Training
 ```

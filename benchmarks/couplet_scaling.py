@@ -1,4 +1,4 @@
-"""Data against architecture (issue #25): the default couplet model trained on 55k pairs and on the whole corpus.
+"""Couplet training arms compared on both test sets (issue #25): data against architecture, and capacity.
 
 Usage::
 
@@ -6,15 +6,21 @@ Usage::
                                                                          # train-55k (symbolic links, no copy)
     python benchmarks/couplet_scaling.py --arm "55k pairs=runs/c25/k55-h256@runs/c25/data-55k" \\
         --arm "whole corpus=runs/c25/full-h256-ep2" --reference "whole corpus"
+    python benchmarks/couplet_scaling.py --study capacity --arm "hidden 352=runs/c25/cap-h352" \\
+        --arm "Transformer d232=runs/c25/cap-tf232" --arm "hidden 256=runs/c25/full-h256-ep2"
 
-Each arm is a training run (its best model by dev BLEU) of the same recipe — luong-general, hidden 256, the same
-extra data (poetry-couplet) — on a different ``couplet/train``, for about the same number of training pairs. Both
-are decoded as the app decodes (beam 5, the default rules, the cliché table measured on the arm's own training
-pairs, as ``attention-lab zoo`` does at export) on both test sets (``couplet/test``, modern; ``poetry-couplet/test``,
-classical). Character BLEU per arm, and the difference of every arm against ``--reference`` by paired bootstrap
-(1,000 samples, 95 % interval), with the variants' spread for scale: the largest BLEU difference between two
-attention scores in ``results/``'s couplet table. Writes ``results/couplet_scaling.{md,json}`` and the figure
-``results/figures/couplet_scaling.{html,png}``.
+``--study scaling`` (the default): each arm is a training run (its best model by dev BLEU) of the same recipe —
+luong-general, hidden 256, the same extra data (poetry-couplet) — on a different ``couplet/train``, for about the
+same number of training pairs. Both are decoded as the app decodes (beam 5, the default rules, the cliché table
+measured on the arm's own training pairs, as ``attention-lab zoo`` does at export) on both test sets
+(``couplet/test``, modern; ``poetry-couplet/test``, classical). Character BLEU per arm, and the difference of every
+arm against ``--reference`` by paired bootstrap (1,000 samples, 95 % interval), with the variants' spread for scale:
+the largest BLEU difference between two attention scores in ``results/``'s couplet table. Writes
+``results/couplet_scaling.{md,json}`` and the figure ``results/figures/couplet_scaling.{html,png}``.
+
+``--study capacity``: each arm is a size of the default recipe on the whole corpus, trained for the same CPU time
+(the pairs ``benchmarks/couplet_capacity.py --budget`` gives each size); scored the same way, written to
+``results/couplet_capacity.{md,json}`` and ``results/figures/couplet_capacity.{html,png}``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,27 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 SETS = {"test": "modern (couplet/test)", "poetry-test": "classical (poetry-couplet/test)"}
+STUDIES = {
+    "scaling": {
+        "intro": "The default couplet architecture (luong-general, hidden 256, poetry-couplet as extra data) trained "
+                 "on the 55k New-Year subset (`couplet/train-55k`) and on the whole corpus (`couplet/train`, 699k "
+                 "pairs), "
+                 "each for the same budget of training pairs (`--max-pairs`)",
+        "title": "The same couplet model on 55k pairs and on the whole corpus",
+        "subtitle": "about the same number of training pairs",
+        "alt": "55k against the whole corpus",
+    },
+    "capacity": {
+        "intro": "The default couplet recipe (whole corpus + poetry-couplet, dropout 0.2, shared and tied embeddings, "
+                 "batch 64, lr 1e-3) at three sizes, each trained for the same CPU time: the pairs "
+                 "`python benchmarks/couplet_capacity.py --budget` gives each size for the time hidden 256 takes for "
+                 "its pairs (`results/couplet_capacity_speed.md`, `--max-pairs`)",
+        "title": "Couplet model sizes at the same CPU time",
+        "subtitle": "the same training seconds for every size",
+        "alt": "couplet model sizes at the same CPU time",
+    },
+}
+"""What each study compares: the table's introduction and the figure's title."""
 
 
 def prepare(folder: Path, data: str | None) -> None:
@@ -61,6 +88,7 @@ def decode(run: Path, data: str | None, limit: int | None = None) -> dict:
     history = translator.meta.get("history") or []
     best = max(history, key=lambda h: h["dev_bleu"]) if history else {}
     arm = {"run": str(run), "train_pairs": info.get("sizes", {}).get("train"),
+           "parameters": sum(p.numel() for p in translator.model.parameters()),
            "sources": [s if isinstance(s, str) else s.get("path") for s in info.get("sources", [])],
            "epochs": best.get("epoch"), "pairs_seen": sum(h["pairs"] for h in history[: best.get("epoch", 0)]),
            "best_dev_bleu": translator.meta.get("best_dev_bleu")}
@@ -85,7 +113,7 @@ def variant_spread() -> dict[str, float] | None:
     return spread
 
 
-def figure(report: dict, out: Path) -> None:
+def figure(report: dict, out: Path, study: dict) -> None:
     """BLEU per arm and test set, with the paired-bootstrap interval of each arm against the reference."""
     import plotly.graph_objects as go
 
@@ -93,8 +121,8 @@ def figure(report: dict, out: Path) -> None:
     for label, arm in report["arms"].items():
         fig.add_bar(name=label, x=[SETS[s] for s in SETS], y=[arm[s]["bleu"] for s in SETS],
                     text=[f"{arm[s]['bleu']:.2f}" for s in SETS], textposition="outside")
-    fig.update_layout(title="The same couplet model on 55k pairs and on the whole corpus<br>"
-                            "<sup>character BLEU, beam 5, default rules, about the same number of training pairs</sup>",
+    subtitle = f"character BLEU, beam 5, default rules, {study['subtitle']}"
+    fig.update_layout(title=f"{study['title']}<br><sup>{subtitle}</sup>",
                       yaxis_title="character BLEU", barmode="group", height=420, width=760,
                       margin=dict(t=60, l=60, r=20, b=40), legend=dict(orientation="h", y=-0.15))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -102,29 +130,28 @@ def figure(report: dict, out: Path) -> None:
     fig.write_image(out.with_suffix(".png"), scale=2)
 
 
-def markdown(report: dict) -> str:
+def markdown(report: dict, study: dict, stem: str) -> str:
     arms, ref = report["arms"], report["reference"]
-    lines = ["The default couplet architecture (luong-general, hidden 256, poetry-couplet as extra data) trained on "
-             "the 55k New-Year subset (`couplet/train-55k`) and on the whole corpus (`couplet/train`, 699k pairs), "
-             "each for the same budget of training pairs (`--max-pairs`), each arm's best model by its own dev BLEU "
+    lines = [study["intro"] + ", each arm's best model by its own dev BLEU "
              "(the pairs it had seen by then in the table), decoded as the app decodes (beam 5, default rules). Δ: "
              f"paired bootstrap against *{ref}*, 1,000 samples, 95 % interval. Written by "
              "`python benchmarks/couplet_scaling.py`.", "",
-             "| arm | training pairs (corpus) | epochs | pairs seen | " + " | ".join(
+             "| arm | parameters | training pairs (corpus) | epochs | pairs seen | " + " | ".join(
                  f"{SETS[s]} BLEU | Δ vs {ref}" for s in SETS) + " |",
-             "|---|---|---|---|" + "---|---|" * len(SETS)]
+             "|---|---|---|---|---|" + "---|---|" * len(SETS)]
     for label, arm in arms.items():
         cells = []
         for s in SETS:
             d = arm[s].get("vs_reference")
             cells += [f"{arm[s]['bleu']:.2f}", f"{d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]" if d else "—"]
-        lines.append(f"| {label} | {arm['train_pairs']:,} | {arm['epochs']} | {arm['pairs_seen']:,} | "
+        lines.append(f"| {label} | {arm['parameters'] / 1e6:.2f} M | {arm['train_pairs']:,} | {arm['epochs']} | "
+                     f"{arm['pairs_seen']:,} | "
                      + " | ".join(cells) + " |")
     if report.get("variant_spread"):
         sp = report["variant_spread"]
         lines += ["", "For scale: the largest BLEU difference between two attention scores of the bundled couplet "
                   f"zoo (beam 5): {sp['test']:.2f} on the modern set, {sp['poetry-test']:.2f} on the classical set."]
-    lines += ["", "![55k against the whole corpus](figures/couplet_scaling.png)"]
+    lines += ["", f"![{study['alt']}](figures/{stem}.png)"]
     return "\n".join(lines) + "\n"
 
 
@@ -134,6 +161,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepare", metavar="FOLDER", help="only make the 55k data folder (links)")
+    parser.add_argument("--study", choices=list(STUDIES), default="scaling", help="what the arms compare")
     parser.add_argument("--arm", action="append", default=[], metavar="LABEL=RUN[@DATA]",
                         help="an arm: label, run folder and, for a run trained on a prepared folder, that folder")
     parser.add_argument("--reference", default=None, help="the arm the others are compared with (default: the last)")
@@ -159,13 +187,13 @@ def main() -> None:
                 test = paired_bootstrap(arm[s]["outputs"], arms[ref][s]["outputs"], arm[s]["references"], "char")
                 arm[s]["vs_reference"] = {k: round(v, 3) for k, v in test.items()}
     report = {"reference": ref, "arms": arms, "variant_spread": variant_spread()}
-    out = Path(args.out)
+    out, stem, study = Path(args.out), f"couplet_{args.study}", STUDIES[args.study]
     slim = {**report, "arms": {k: {**a, **{s: {x: y for x, y in a[s].items() if x not in ("outputs", "references")}
                                             for s in SETS}} for k, a in arms.items()}}
-    atomic_write_text(out / "couplet_scaling.json", json.dumps(slim, ensure_ascii=False, indent=1) + "\n")
-    figure(report, out / "figures" / "couplet_scaling")
-    atomic_write_text(out / "couplet_scaling.md", markdown(report))
-    print(markdown(report))
+    atomic_write_text(out / f"{stem}.json", json.dumps(slim, ensure_ascii=False, indent=1) + "\n")
+    figure(report, out / "figures" / stem, study)
+    atomic_write_text(out / f"{stem}.md", markdown(report, study, stem))
+    print(markdown(report, study, stem))
 
 
 if __name__ == "__main__":
