@@ -225,8 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
             _add_couplet_rules(p)
         else:
             p.add_argument("--names", action="store_true",
-                           help="Chinese → English: carry people's names through the model and write them in pinyin "
-                                "(张伟 → Zhang Wei) or as the CC-CEDICT dictionary writes them (玛丽 → Mary)")
+                           help="Chinese → English: carry people's names and numbers through the model and write "
+                                "names in pinyin (张伟 → Zhang Wei) or as the CC-CEDICT dictionary writes them "
+                                "(玛丽 → Mary), numbers as English writes them (九十九块钱 → 99 yuan, 九点四十五分 → "
+                                "9:45, 五月十日 → May 10th)")
         _add_decoding(p)
 
     p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
@@ -431,8 +433,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 where = f"sentence {i}: " if len(outputs) > 1 else ""
                 for note in translator.notes(out):
                     print(f"note: {where}{note.en}", file=sys.stderr)
-                for line in out.names.lines() if out.names else []:
-                    print(f"name: {where}{line}", file=sys.stderr)
+                for label, numbers in (("name", False), ("number", True)):
+                    for line in out.names.lines(numbers) if out.names else []:
+                        print(f"{label}: {where}{line}", file=sys.stderr)
                 if args.show_attention:
                     print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
         return 0

@@ -57,6 +57,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
 
+from attention_core.numbers import PREPOSITIONS, find_numbers
 from attention_core.subword import word_spans
 from attention_core.text import normalize_chinese, posseg
 
@@ -84,10 +85,17 @@ DETERMINERS = "这那哪每各某本该此其"
 CARRIERS: dict[str, tuple[tuple[str, str], ...]] = {
     "person": (("汤姆", "Tom"), ("玛丽", "Mary"), ("约翰", "John")),
     "place": (("波士顿", "Boston"), ("伦敦", "London")),
+    "number": (("三", "three|3"), ("五", "five|5"), ("七", "seven|7"), ("九", "nine|9")),
+    "money": (("三块", "three|3"), ("五块", "five|5"), ("七块", "seven|7")),
+    "time": (("三点", "three|3"), ("五点", "five|5"), ("七点", "seven|7")),
+    "date": (("明天", "tomorrow"),),
+    "year": (("去年", "last year"),),
+    "percent": (("一半", "half"),),
 }
-"""For each kind of name, names a model trained on cmn-eng translates reliably, with the word its output writes for
-them, in the order they are used: 汤姆 is in 3,122 of cmn.txt's sentences, 玛丽 in 464, 约翰 in 17; 波士顿 in 112,
-伦敦 in 35."""
+"""For each kind of name or number ([`attention_core.numbers`][attention_core.numbers]), carriers a model trained on
+cmn-eng translates reliably, with the words its output writes for them (``|`` between the forms it may take), in the
+order they are used: 汤姆 is in 3,122 of cmn.txt's sentences, 玛丽 in 464, 约翰 in 17; 波士顿 in 112, 伦敦 in 35;
+three, five, seven and nine are words apart from one another and from "a" and "one"."""
 
 PLACE_TAGS = ("ns",)
 """jieba tags (prefixes) of the words proposed as place names."""
@@ -205,8 +213,11 @@ class Name:
         text: The name as written in the source.
         start: Its character offset in the source text.
         english: What the output writes for it.
-        how: ``dictionary`` (CC-CEDICT's English name) or ``pinyin``.
-        kind: ``person`` or ``place``.
+        how: ``dictionary`` (CC-CEDICT's English name), ``pinyin`` or ``number``.
+        kind: ``person``, ``place``, or a number's kind (``number``, ``money``, ``time``, ``date``, ``year``,
+            ``percent``: [`attention_core.numbers`][attention_core.numbers]).
+        drop_next: Output word sequences dropped right after the carrier's words (its "o'clock", "dollars").
+        bare: The English after a preposition the output already has (``1998`` for ``in 1998``), or ``None``.
     """
 
     text: str
@@ -214,6 +225,8 @@ class Name:
     english: str
     how: str
     kind: str = "person"
+    drop_next: tuple[tuple[str, ...], ...] = ()
+    bare: str | None = None
 
     @property
     def end(self) -> int:
@@ -327,14 +340,21 @@ class Prepared:
     carried: list[Carried] = field(default_factory=list)
     placed: list[str] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
-        """One line per carried name, for people: what it was written as, and how it reached the output."""
+    def lines(self, numbers: bool | None = None) -> list[str]:
+        """One line per carried name or number, for people: what it was written as, and how it reached the output.
+
+        A name's line says how it was written (``pinyin``, ``dictionary``), a number's its kind (``money``, ``time``…).
+
+        Args:
+            numbers: ``False``: names only; ``True``: numbers only; ``None``: both.
+        """
         how = {"carried": "the model read {carrier} and wrote {written}",
                "attention": "the model read {carrier} and left it out: placed by attention",
                "missing": "the model read {carrier} and left it out"}
-        return [f"{c.name.text} → {c.name.english} ({c.name.how}; "
-                + how[placed].format(carrier=c.carrier, written=c.carrier_english) + ")"
-                for c, placed in zip(self.carried, self.placed)]
+        return [f"{c.name.text} → {c.name.english} ({c.name.kind if c.name.how == 'number' else c.name.how}; "
+                + how[placed].format(carrier=c.carrier, written=c.carrier_english.split("|")[0]) + ")"
+                for c, placed in zip(self.carried, self.placed)
+                if numbers is None or (c.name.how == "number") == numbers]
 
 
 KNOWN_COUNT = 20
@@ -359,7 +379,7 @@ def known_names(sources: Iterable[str], min_count: int = KNOWN_COUNT) -> list[st
 
 def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRIERS,
             known: Collection[str] = ()) -> Prepared:
-    """Replace the names of ``text`` by carriers the model knows (a name that is itself a carrier keeps it).
+    """Replace the names and numbers of ``text`` by carriers the model knows (a name that is itself a carrier keeps it).
 
     The text is normalised first as the model's tokeniser normalises it
     ([`normalize_chinese`][attention_core.text.normalize_chinese]: traditional characters simplified, full-width
@@ -374,11 +394,17 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     original, text = text, normalize_chinese(text)
     every = [c for kind in carriers.values() for c in kind]
     names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in every)]
+    cover = {i for n in names for i in range(n.start, n.end)}
+    numbers = [Name(n.text, n.start, n.english, "number", n.kind, n.drop_next, n.bare) for n in find_numbers(text)
+               if not cover.intersection(range(n.start, n.start + len(n.text)))]
+    names = sorted(names + numbers, key=lambda n: n.start)
     taken = {n.text for n in names}
+    rest = "".join("\0" if any(n.start <= i < n.end for n in names) else c for i, c in enumerate(text))
 
-    def free(chinese: str, english: str) -> bool:  # neither written in the text (汤姆, or Tom) nor a name of it
-        latin = re.search(rf"(?<![A-Za-z]){english}(?![A-Za-z])", text, re.IGNORECASE)
-        return chinese not in text and chinese not in taken and not latin
+    def free(chinese: str, english: str) -> bool:  # neither in the text left (汤姆, or Tom; 三 of 三十二 is replaced)
+        latin = any(re.search(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", text, re.IGNORECASE)
+                    for form in english.split("|"))
+        return chinese not in rest and chinese not in taken and not latin
 
     spare = {kind: [c for c in pairs if free(*c)] for kind, pairs in carriers.items()}
     chosen: dict[str, tuple[str, str]] = {}  # a name said twice keeps its carrier
@@ -395,6 +421,33 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
         out += carrier[0]
         last = name.end
     return Prepared(original, out + text[last:], carried)
+
+
+def _occurrences(words: Sequence[str], carried: Carried, taken: Mapping[int, tuple[int, Name]]
+                 ) -> dict[int, tuple[int, Name]]:
+    """Where the output (lower-case words) writes a carrier, with the words the name's English replaces there.
+
+    Each occurrence of any of the carrier's forms not already taken counts, with the words after it that the
+    name's English says already (``drop_next``).
+    """
+    used = {i for k, (size, _) in taken.items() for i in range(k, k + size)}
+    found: dict[int, tuple[int, Name]] = {}
+    for form in sorted(carried.carrier_english.lower().split("|"), key=lambda f: -len(f.split())):
+        seq = form.split()
+        for k in range(len(words) - len(seq) + 1):
+            span = range(k, k + len(seq))
+            if list(words[k : k + len(seq)]) == seq and not used.intersection(span):
+                size = len(seq)
+                follow = next((f for f in carried.name.drop_next if tuple(words[k + size : k + size + len(f)]) == f),
+                              ())
+                found[k] = (size + len(follow), carried.name)
+                used.update(range(k, k + size + len(follow)))
+    return found
+
+
+def _written(name: Name, before: Sequence[str]) -> str:
+    """A name's English in the output: a year after a preposition the output has is written bare (in 1998)."""
+    return name.bare if name.bare and before and before[-1].lower() in PREPOSITIONS else name.english
 
 
 def restore(
@@ -423,14 +476,16 @@ def restore(
     tokens = list(output.tokens)
     grouped = word_spans(tokens)  # subword pieces into words
     spans, words = [index for _, index in grouped], [word.lower() for word, _ in grouped]  # any model's case
-    written = [c.carrier_english.lower() for c in prepared.carried]
     # the source word behind each output word: where its attention peaks (a word's pieces averaged)
     peaks = [int(output.weights[span].mean(dim=0).argmax()) for span in spans] if output.weights.numel() else []
     content = [k for k, w in enumerate(words) if w.strip(".,!?;:\"'")]
-    inserts: dict[int, list[str]] = {}
+    inserts: dict[int, list[Name]] = {}
+    replaced: dict[int, tuple[int, Name]] = {}  # first word → (words replaced, the name written there)
     placed = []
-    for c, carrier in zip(prepared.carried, written):
-        if carrier in words:
+    for c in prepared.carried:
+        found = _occurrences(words, c, replaced)
+        if found:
+            replaced.update(found)
             placed.append("carried")
             continue
         if not content or not peaks:
@@ -439,18 +494,29 @@ def restore(
         # the carrier's first source column (counted with the carrier, so a tokeniser that marks spaces keeps them)
         start = len(tokenize_src(prepared.text[: c.offset] + c.carrier)) - len(tokenize_src(c.carrier))
         after = [k for k in content if peaks[k] >= start]
-        inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c.name.english)
+        inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c.name)
         placed.append("attention")
     prepared.placed = placed
-    english = dict(zip(written, (c.name.english for c in prepared.carried)))
     out: list[str] = []
-    for k, span in enumerate(spans + [[]]):
-        out += inserts.get(k, [])
-        if span:
-            out += [english[words[k]]] if words[k] in english else [tokens[i] for i in span]
+    k = 0
+    while k <= len(spans):
+        out += [_written(name, out) for name in inserts.get(k, [])]
+        if k == len(spans):
+            break
+        if k in replaced:
+            size, name = replaced[k]
+            out.append(_written(name, out))
+            k += size
+            continue
+        out += [tokens[i] for i in spans[k]]
+        k += 1
     alternatives = []
     for other, score in output.alternatives:  # the beam's other outputs: the carriers' words, by text
         for c in prepared.carried:
-            other = re.sub(rf"\b{re.escape(c.carrier_english)}\b", c.name.english, other, flags=re.IGNORECASE)
+            forms = "|".join(re.escape(form) for form in c.carrier_english.split("|"))
+            follow = "|".join(re.escape(" ".join(words)) for words in c.name.drop_next)
+            pattern = rf"(?<![A-Za-z0-9])(?:{forms})(?:\s+(?:{follow}))?(?![A-Za-z0-9])" if follow else \
+                rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9])"
+            other = re.sub(pattern, c.name.english.replace("\\", "\\\\"), other, flags=re.IGNORECASE)
         alternatives.append((other, score))
     return replace(output, text=(detokenize or " ".join)(out), alternatives=alternatives, names=prepared)

@@ -61,8 +61,9 @@ def vocab() -> Vocab:
     from attention_core.training import build_vocabs
     from attention_core.zoo import RECIPES
 
-    splits = load_splits("couplet", None, extra=RECIPES["couplet"].extra)
-    return build_vocabs(get_task("couplet"), splits, RECIPES["couplet"].train)[0]
+    recipe = RECIPES["couplet"]
+    splits = load_splits("couplet", None, extra=recipe.extra)
+    return build_vocabs(get_task("couplet"), splits.train, recipe.train.min_freq, True)[0]  # shared embeddings
 
 
 def main() -> None:

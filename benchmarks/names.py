@@ -1,5 +1,5 @@
 """What the names switch fixes and what it breaks (issue #29): one model, names off and on, on the visitor set and
-the cmn-eng dev split.
+the cmn-eng dev split. The switch carries names and numbers (``attention_core.names``, ``attention_core.numbers``).
 
 Usage::
 
@@ -9,8 +9,9 @@ Usage::
 For each set, beam 5, decoded as the app decodes (a visitor row split into sentences; a dev pair is one sentence):
 BLEU (sacrebleu 13a, lower-cased) with the switch off and on, the difference by paired bootstrap (1,000 samples),
 the outputs that change, and on the visitor set the names of ``benchmarks/visitor.py``'s ``NAMES`` that survive as
-the reference writes them. Every name the switch finds in dev is listed with what it wrote, so its precision can be
-read; every dev output that changes is written out beside its reference for reading.
+the reference writes them, and its ``NUMBERS`` that survive in an accepted form. Every name the switch finds in dev
+is listed with what it wrote, so its precision can be read; every dev output that changes is written out beside its
+reference for reading.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from visitor import BEAM, SET, Row, decode, keeps, names_in, read_set  # noqa: E402
+from visitor import BEAM, SET, Row, decode, keeps, keeps_number, names_in, numbers_in, read_set  # noqa: E402
 
 
 def name_counts(rows: list[Row], outputs: list[str]) -> dict:
@@ -35,6 +36,15 @@ def name_counts(rows: list[Row], outputs: list[str]) -> dict:
     kept = [[keeps(outputs[i], n) for n in names] for i, names in named]
     return {"rows": len(named), "names": sum(len(n) for _, n in named),
             "rows_kept": sum(all(k) for k in kept), "names_kept": sum(map(sum, kept))}
+
+
+def number_counts(rows: list[Row], outputs: list[str]) -> dict:
+    """Rows keeping every number and numbers kept (``benchmarks/visitor.py``'s ``NUMBERS``, any accepted form)."""
+    numbered = [(i, numbers_in(r.id)) for i, r in enumerate(rows) if numbers_in(r.id)]
+    kept = [[keeps_number(outputs[i], forms) for _, forms in numbers] for i, numbers in numbered]
+    return {"rows": len(numbered), "numbers": sum(len(n) for _, n in numbered),
+            "rows_kept": sum(all(k) for k in kept), "numbers_kept": sum(map(sum, kept)),
+            "kept": [[expr for (expr, _), k in zip(numbers, ks) if k] for (_, numbers), ks in zip(numbered, kept)]}
 
 
 def compare(off: list[str], on: list[str], refs: list[str]) -> dict:
@@ -58,7 +68,8 @@ def markdown(report: dict) -> str:
         "of a name the model already wrote, `tom` → `Tom`: lower-cased BLEU does not see them). Written by "
         "`python benchmarks/names.py`; every changed dev output is in `results/names_dev_changed.md`.",
         "",
-        "| set | sentences | BLEU off | BLEU on | Δ [95 % interval] | outputs changed | sentences with names |",
+        "| set | sentences | BLEU off | BLEU on | Δ [95 % interval] | outputs changed | "
+        "sentences with names or numbers |",
         "|---|---|---|---|---|---|---|",
     ]
     for key, label in (("visitor", "visitor set"), ("dev", "cmn-eng dev"), ("test", "cmn-eng test")):
@@ -70,9 +81,16 @@ def markdown(report: dict) -> str:
     off, on = v["names_off"], v["names_on"]
     lines += ["", f"Names of the visitor set kept as its references write them (whole words, any case; "
               f"{on['names']} names in {on['rows']} rows): **{off['names_kept']} without the switch, "
-              f"{on['names_kept']} with it**; rows keeping every name {off['rows_kept']} → {on['rows_kept']}.", "",
+              f"{on['names_kept']} with it**; rows keeping every name {off['rows_kept']} → {on['rows_kept']}.", ""]
+    noff, non = v["numbers_off"], v["numbers_on"]
+    lines += [f"Numbers, dates, times and prices of the visitor set kept (the reference's form or the same value "
+              f"in digits or words, `benchmarks/visitor.py`'s `NUMBERS`; {non['numbers']} in {non['rows']} rows): "
+              f"**{noff['numbers_kept']} without the switch, {non['numbers_kept']} with it**; rows keeping every "
+              f"number {noff['rows_kept']} → {non['rows_kept']}.", "",
               "Names the switch found in the visitor set, and what it wrote:", "",
               ", ".join(f"{n} → {e} ({h})" for n, e, h in report["visitor_found"]), "",
+              "Numbers it found in the visitor set, and what it writes for them:", "",
+              ", ".join(f"{n} → {e} ({k})" for n, e, k in report["visitor_numbers_found"]), "",
               "Names it found in cmn-eng dev and test (a phrase taken for a name would show here):", ""]
     for key in ("dev", "test"):
         e = report[key]
@@ -88,6 +106,7 @@ def main() -> None:
     from attention_core.data import split_translation
     from attention_core.hub import atomic_write_text, load_folder
     from attention_core.names import find_names
+    from attention_core.numbers import find_numbers
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(ROOT / "models" / "translation" / "luong-general"))
@@ -102,7 +121,9 @@ def main() -> None:
     off, _ = decode(model, rows)
     on, seconds = decode(model, rows, names=True)
     report["visitor"] = compare(off, on, refs) | {"names_off": name_counts(rows, off),
-                                                 "names_on": name_counts(rows, on), "seconds_on": round(seconds, 1)}
+                                                 "names_on": name_counts(rows, on), "seconds_on": round(seconds, 1),
+                                                 "numbers_off": number_counts(rows, off),
+                                                 "numbers_on": number_counts(rows, on)}
 
     splits = split_translation(data_home(args.data))
     translator = load_folder(model, "cpu")
@@ -127,6 +148,9 @@ def main() -> None:
         if split == "dev":
             changed = [(s, r, a, b) for s, r, a, b in zip(sources, refs, plain, named) if a != b]
     report["visitor_found"] = sorted({(n.text, n.english, n.how) for r in rows for n in find_names(r.chinese)})
+    report["visitor_numbers_found"] = [(n.text, n.english, n.kind) for r in rows for n in find_numbers(r.chinese)]
+    report["visitor"]["sentences_with_names"] = sum(bool(find_names(r.chinese) or find_numbers(r.chinese))
+                                                    for r in rows)
     atomic_write_text(out / "names.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
 
     lines = ["Every cmn-eng dev output that the names switch changes (beam 5, model "

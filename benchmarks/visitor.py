@@ -59,6 +59,37 @@ NAMES = {
 }
 """Every person's name in the set and how its reference writes it."""
 
+NUMBERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "v014": (("十二点", ("midnight", "12 o'clock", "twelve o'clock", "12:00")),),
+    "v022": (("六点", ("six", "6:00", "6 o'clock")), ("半个小时", ("half an hour", "half-hour", "30 minutes"))),
+    "v024": (("八折", ("20% off", "20 percent off", "80%")),),
+    "v038": (("一年级", ("first grade", "grade one", "1st grade")),),
+    "v043": (("周六", ("Saturday",)),),
+    "v045": (("九十九块钱", ("99 yuan",)),),
+    "v046": (("八点一刻", ("quarter past eight", "8:15")),),
+    "v047": (("十月二十三号", ("October 23rd", "October 23")),),
+    "v048": (("五口人", ("five people", "5 people")), ("两只猫", ("two cats", "2 cats"))),
+    "v049": (("三百八十元", ("380 yuan",)),),
+    "v050": (("两点半", ("2:30", "half past two")),),
+    "v051": (("四个半小时", ("four and a half hours", "4.5 hours")),),
+    "v052": (("两千五百块", ("2,500 yuan", "2500 yuan")),),
+    "v053": (("1998年", ("1998",)),),
+    "v054": (("九点四十五分", ("9:45",)),),
+    "v055": (("三块五", ("3.5 yuan",)), ("五块", ("5 yuan", "five yuan"))),
+    "v056": (("三十二", ("32", "thirty-two")), ("十五", ("15", "fifteen"))),
+    "v057": (("五月十日", ("May 10th", "May 10")),),
+    "v058": (("三次", ("three times", "3 times")), ("两片", ("two tablets", "2 tablets", "two pills"))),
+    "v070": (("大一号", ("one size bigger", "a size bigger", "one size larger", "a size larger")),),
+    "v071": (("二十岁", ("twenty", "20")),),
+    "v075": (("二楼", ("second floor", "2nd floor")), ("七点", ("seven", "7:00", "7 o'clock"))),
+    "v078": (("五年", ("five years", "5 years")),),
+    "v088": (("两颗", ("two",)),),
+    "v089": (("三年", ("three-year", "three years", "3 years", "3-year")),),
+    "v096": (("两个星期", ("two weeks", "2 weeks")),),
+}
+"""Every number, date, time and price in the set (row → expression, the forms a reader accepts: the reference's
+own, and the same value written in digits or words)."""
+
 CORPUS_FILES = {"cmn-eng/cmn.txt": 1, "cmn-eng-extra/cmn-extra.txt": 1, "tv4dialog/tv4dialog.tsv": 0}
 """The corpora a visitor sentence must not be in: file (inside the data folder) → column of its Chinese."""
 
@@ -127,6 +158,16 @@ def keeps(output: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", output, re.IGNORECASE) is not None
 
 
+def numbers_in(row_id: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The numbers of one visitor row (``NUMBERS``)."""
+    return NUMBERS.get(row_id, ())
+
+
+def keeps_number(output: str, forms: Sequence[str]) -> bool:
+    """Whether ``output`` writes a number in one of its accepted forms (whole words, any case)."""
+    return any(re.search(rf"(?<![\w.,:]){re.escape(form)}(?![\w:]|[.,]\d)", output, re.IGNORECASE) for form in forms)
+
+
 def reading_sample(rows: Sequence[Row], size: int = READING_SIZE, seed: int = READING_SEED) -> list[Row]:
     """The rows a reader judges: a seeded sample, in set order."""
     chosen = set(random.Random(seed).sample([r.id for r in rows], size))
@@ -164,9 +205,11 @@ def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "1
 
     refs = [r.english for r in rows]
     named = [(i, names_in(r.chinese)) for i, r in enumerate(rows) if names_in(r.chinese)]
+    numbered = [(i, numbers_in(r.id)) for i, r in enumerate(rows) if numbers_in(r.id)]
     result = {}
     for variant, hyps in outputs.items():
         kept = [[keeps(hyps[i], n) for n in names] for i, names in named]
+        numbers_kept = sum(keeps_number(hyps[i], forms) for i, numbers in numbered for _, forms in numbers)
         entry = {
             "bleu": round(bleu(hyps, refs, tokenize, lowercase=True), 2),
             "chrf": round(chrf(hyps, refs, lowercase=True), 2),
@@ -175,6 +218,7 @@ def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "1
                              for kind in KINDS},
             "name_sentences_kept": sum(all(k) for k in kept),
             "names_kept": sum(map(sum, kept)),
+            "numbers_kept": numbers_kept,
             "unk_outputs": sum(UNK in h for h in hyps),
         }
         if variant != REFERENCE_VARIANT and REFERENCE_VARIANT in outputs:
@@ -182,6 +226,7 @@ def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "1
             entry["vs_none"] = {k: round(v, 3) for k, v in test.items()}
         result[variant] = entry
     return {"n": len(rows), "name_sentences": len(named), "names": sum(len(n) for _, n in named),
+            "numbers": sum(len(n) for _, n in numbered),
             "kinds": dict(Counter(r.kind for r in rows)), "variants": result}
 
 
@@ -195,24 +240,30 @@ def markdown(report: dict) -> str:
         "joined with a space), scored as the zoo scores translation (sacrebleu 13a, lower-cased, one reference). "
         "Δ vs none: paired bootstrap, 1,000 samples, 95 % interval. Names: of the "
         f"{report['name_sentences']} rows with a person's name ({report['names']} names), the rows whose output "
-        "keeps every name as the reference writes it (whole words, any case), and the names kept. "
+        "keeps every name as the reference writes it (whole words, any case), and the names kept; numbers: of "
+        f"the {report.get('numbers', '—')} numbers, dates, times and prices (`NUMBERS`), those written in a form a "
+        "reader accepts. "
         "Written by `python benchmarks/visitor.py`.",
         "",
         "| variant | BLEU | Δ vs none [95 % interval] | chrF | rows keeping every name | names kept | "
-        "outputs with `<unk>` | decode s | BLEU, names on | names kept, names on |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "numbers kept | outputs with `<unk>` | decode s | BLEU, names on | names kept, names on | "
+        "numbers kept, names on |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in order:
         e = v[name]
         t = e.get("vs_none")
         delta = f"{t['delta']:+.2f} [{t['low']:+.2f}, {t['high']:+.2f}]" if t else "—"
         on = e.get("names_on")
-        switch = f"{on['bleu']:.2f} | {on['names_kept']} / {report['names']}" if on else "— | —"
+        numbers = report.get("numbers", "—")
+        switch = (f"{on['bleu']:.2f} | {on['names_kept']} / {report['names']} | "
+                  f"{on.get('numbers_kept', '—')} / {numbers}") if on else "— | — | —"
         lines.append(f"| {name} | {e['bleu']:.2f} | {delta} | {e['chrf']:.2f} | "
                      f"{e['name_sentences_kept']} / {report['name_sentences']} | {e['names_kept']} / "
-                     f"{report['names']} | {e['unk_outputs']} | {e.get('decode_seconds', '—')} | {switch} |")
-    lines += ["", "Names on: the same decoding with the names switch (`attention_core.names`, on by default in the "
-              "app; `results/names.md`)."]
+                     f"{report['names']} | {e.get('numbers_kept', '—')} / {numbers} | {e['unk_outputs']} | "
+                     f"{e.get('decode_seconds', '—')} | {switch} |")
+    lines += ["", "Names on: the same decoding with the names switch (`attention_core.names`, names and numbers, on "
+              "by default in the app; `results/names.md`)."]
     kinds = list(KINDS)
     lines += ["", "BLEU by kind (a few sentences each: noisy; read it as a direction, not a score):", "",
               "| variant | " + " | ".join(f"{k} ({report['kinds'].get(k, 0)})" for k in kinds) + " |",
@@ -278,7 +329,7 @@ def main() -> None:
     with_names = score(rows, named)["variants"]
     for variant, entry in with_names.items():
         report["variants"][variant]["names_on"] = {k: entry[k] for k in ("bleu", "chrf", "names_kept",
-                                                                          "name_sentences_kept")}
+                                                                          "name_sentences_kept", "numbers_kept")}
     for variant, s in seconds.items():
         report["variants"][variant]["decode_seconds"] = round(s)
     report["decoding"] = {"beam_size": BEAM, "per_row": "translate_paragraph, outputs joined with a space",

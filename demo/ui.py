@@ -149,11 +149,12 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "(length normalisation: without it short outputs would win, so beam can show a lower "
                      "log p than greedy)."))
     if task == "translation" or (task == OWN and any(t.reads_names for t in registry.models[OWN].values())):
-        c["names"] = gr.Checkbox(value=Settings.names, label="names 人名 (张伟 → Zhang Wei)",
+        c["names"] = gr.Checkbox(value=Settings.names,
+                                 label="names & numbers 人名·数字 (张伟 → Zhang Wei, 九十九块 → 99 yuan)",
                                  elem_id=f"{task}-names")
-        gr.Markdown(_doc("guide/names", "People's names are carried through the model by a name it knows "
-                         "(汤姆 → Tom) and written in pinyin or as the CC-CEDICT dictionary writes them; "
-                         "the heatmap shows what the model read."))
+        gr.Markdown(_doc("guide/names", "People's names and numbers are carried through the model by ones it knows "
+                         "(汤姆 → Tom, 三 → three) and written in pinyin or as the CC-CEDICT dictionary writes "
+                         "them, numbers as English writes them; the heatmap shows what the model read."))
     if task == "couplet":
         default = CoupletRules()
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")

@@ -1,0 +1,181 @@
+"""Numbers, prices, clock times, dates and years in a Chinese source: found and written as an English reader expects.
+
+A number is a rare word like a name. A model trained on everyday sentences translates 三 ("three") and 五 ("five"),
+but 三十二, 九十九块钱, 九点四十五分, 五月十日 or 1998年 are each seen a few times or never, and it drops or
+replaces them (这件衬衫打完折才九十九块钱。 → "This shirt is a lot of money in the shirt."). The names switch
+([`attention_core.names`][attention_core.names]) carries them the way it carries names: each expression found here
+is replaced in the source by a carrier the model translates reliably (三 → "three", 三块 → "three dollars",
+三点 → "three o'clock", 明天 → "tomorrow", 去年 → "last year"), and in the output the carrier's words are
+replaced by the expression's English, or, when the model dropped them, the English is placed by attention.
+
+What is found ([`find_numbers`][attention_core.numbers.find_numbers]), in this order, never overlapping:
+
+| kind | source | English |
+|---|---|---|
+| ``date`` | 五月十日, 10月23号 | May 10th, October 23rd |
+| ``time`` | 九点四十五分, 两点半, 八点一刻; 十二点 (an hour above ten) | 9:45, 2:30, 8:15; 12 o'clock |
+| ``year`` | 1998年, 一九九八年 (four digits) | 1998 ("in 1998" where the output has no preposition) |
+| ``money`` | 九十九块(钱), 三百八十元, 三块五 | 99 yuan, 380 yuan, 3.5 yuan |
+| ``percent`` | 百分之五十 | 50% |
+| ``number`` | 三十二, 两千五百, 3.5, 1998 (from 11 up, or with a decimal point; not 第十一) | 32, 2,500, 3.5 |
+
+Small numbers (一 … 十) are left to the model, which knows them, and so are the words that only look like
+numbers: 一点 ("a little"), 一起 ("together"), 十分 ("very"), 千万 ("by all means"), 万一 ("in case"), 一块儿,
+and approximations (三四个 "three or four", 一两天 "a day or two").
+The numerals' values come from ``cn2an`` (MIT).
+
+Examples:
+    >>> [(n.text, n.english, n.kind) for n in find_numbers("这个房间一个晚上三百八十元，九点四十五分到。")]
+    [('三百八十元', '380 yuan', 'money'), ('九点四十五分', '9:45', 'time')]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import cn2an
+
+DIGITS = "零〇一二两三四五六七八九"
+NUMERAL = f"(?:\\d+(?:\\.\\d+)?|[{DIGITS}十百千万亿]+(?:点[{DIGITS}]+)?)"
+"""A number in Arabic digits or in Chinese numerals, with a decimal point (3.5, 三点五)."""
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("date", re.compile(rf"({NUMERAL})月({NUMERAL})[日号]")),
+    ("time", re.compile(rf"([{DIGITS}十\d]+)点(?:(半)|(一刻)|(三刻)|零?([{DIGITS}十\d]+)分|(?![{DIGITS}十\d]))")),
+    ("year", re.compile(rf"(?<![\d{DIGITS}十百千万])(\d{{4}}|[{DIGITS}]{{4}})年")),
+    ("money", re.compile(rf"({NUMERAL})[块元](?:(?=钱)|([一二三四五六七八九\d])(?![\d{DIGITS}十百千万]))?")),
+    ("percent", re.compile(rf"百分之({NUMERAL})")),
+    ("number", re.compile(NUMERAL)),
+)
+"""Each kind's pattern, tried in this order; an expression found by an earlier one is not looked at again."""
+
+MAGNITUDES = (("hundred",), ("thousand",), ("million",), ("billion",))
+"""Words a model may write after a carrier's number (三 → "three thousand"): the number's English says its value."""
+CURRENCY_WORDS = tuple((unit,) for unit in ("dollars", "dollar", "bucks", "buck", "yuan", "kuai", "rmb"))
+"""Words a model writes after a price's number; the price's English (99 yuan) replaces them."""
+PREPOSITIONS = frozenset({"in", "since", "by", "until", "till", "from", "of", "before", "after", "around", "to"})
+"""A year after one of these output words is written bare (1998), otherwise with "in" (in 1998)."""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number expression found in a source text.
+
+    Attributes:
+        text: The expression as written in the source.
+        start: Its character offset in the source text.
+        english: What the output writes for it (``9:45``, ``99 yuan``, ``in 1998``).
+        kind: ``date``, ``time``, ``year``, ``money``, ``percent`` or ``number``.
+        drop_next: Word sequences of the model's output to drop right after the carrier's words (the carrier's
+            "o'clock", "dollars"): the English says them already.
+        bare: The English after a preposition the output already has (``1998`` for ``in 1998``), or ``None``.
+    """
+
+    text: str
+    start: int
+    english: str
+    kind: str
+    drop_next: tuple[tuple[str, ...], ...] = ()
+    bare: str | None = None
+
+
+def value(numeral: str) -> float | None:
+    """The value of a numeral in digits or Chinese numerals (``None`` when it is not a well-formed number).
+
+    Examples:
+        >>> value("两千五百"), value("三十二"), value("3.5"), value("一九九八"), value("千万")
+        (2500, 32, 3.5, 1998, None)
+    """
+    if re.fullmatch(r"\d+(?:\.\d+)?", numeral):
+        number = float(numeral)
+    else:
+        try:
+            number = cn2an.cn2an(numeral, "normal")
+        except (ValueError, KeyError, IndexError):  # cn2an's answer to a malformed numeral
+            return None
+    return int(number) if float(number).is_integer() else float(number)
+
+
+def written(number: float) -> str:
+    """A number in Chinese numerals as an English text writes it: thousands separated from 1,000 up.
+
+    A number typed in Arabic digits keeps its digits as typed (a telephone number has no separators).
+
+    Examples:
+        >>> written(2500), written(32), written(3.5), written(120000)
+        ('2,500', '32', '3.5', '120,000')
+    """
+    return f"{number:,}" if isinstance(number, int) and number >= 1000 else str(number)
+
+
+def ordinal(day: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` … ``11th`` … ``23rd``."""
+    suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{day}{suffix}"
+
+
+def _english(kind: str, match: re.Match[str]) -> Number | None:
+    """The English of one match of ``kind``'s pattern, or ``None`` when it is not a number of that kind."""
+    text, start = match.group(0), match.start()
+    if kind == "date":
+        month, day = value(match.group(1)), value(match.group(2))
+        if isinstance(month, int) and isinstance(day, int) and 1 <= month <= 12 and 1 <= day <= 31:
+            return Number(text, start, f"{MONTHS[month - 1]} {ordinal(day)}", kind)
+    elif kind == "time":
+        hour = value(match.group(1))
+        half, quarter, three_quarters, minutes = match.group(2, 3, 4, 5)
+        minute = 30 if half else 15 if quarter else 45 if three_quarters else value(minutes) if minutes else None
+        clock = (("o", "'clock"), ("o'clock",))
+        if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
+            return Number(text, start, f"{hour}:{minute:02d}", kind, drop_next=clock)
+        if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点; the model knows 三点
+            return Number(text, start, f"{hour} o'clock", kind, drop_next=clock)
+    elif kind == "year":
+        year = value(match.group(1))
+        if isinstance(year, int) and "两" not in match.group(1):
+            return Number(text, start, f"in {year}", kind, bare=str(year))
+    elif kind == "money":
+        amount, tenths = value(match.group(1)), match.group(2)
+        together = amount == 1 and text.endswith("块") and not match.string.startswith("钱", match.end())
+        if amount is None or together:  # 一块 is also "together"
+            return None
+        if tenths:
+            amount = amount + (value(tenths) or 0) / 10
+        return Number(text, start, f"{written(amount)} yuan", kind,
+                      drop_next=tuple((*m, *c) for m in MAGNITUDES for c in CURRENCY_WORDS) + CURRENCY_WORDS)
+    elif kind == "percent":
+        amount = value(match.group(1))
+        if amount is not None:
+            return Number(text, start, f"{written(amount)}%", kind)
+    else:
+        amount = value(text)
+        large = amount is not None and (amount > 10 or isinstance(amount, float))
+        ordinal_ = match.string[max(0, start - 1) : start] == "第"  # 第十一课: an ordinal, left to the model
+        digits = text[0].isdigit() or re.search("[十百千万亿点]", text)  # 三四, 一两: "three or four", "one or two"
+        month = match.string.startswith("月", match.end())  # 十二月 "December": left to the model
+        if large and digits and not ordinal_ and not month and not text.startswith(("百", "千", "万", "亿")):
+            english = text if text[0].isdigit() else written(amount)  # type: ignore[arg-type]
+            return Number(text, start, english, kind, drop_next=MAGNITUDES)  # 千万 "by all means" is not one
+    return None
+
+
+def find_numbers(text: str) -> list[Number]:
+    """The number expressions of a Chinese text, in order (see the module docstring for what is found).
+
+    Args:
+        text: A source sentence or paragraph, normalised as the model reads it.
+    """
+    found: list[Number] = []
+    taken = [False] * len(text)
+    for kind, pattern in PATTERNS:
+        for match in pattern.finditer(text):
+            if any(taken[match.start() : match.end()]):
+                continue
+            number = _english(kind, match)
+            if number is not None:
+                found.append(number)
+                taken[match.start() : match.end()] = [True] * len(match.group(0))
+    return sorted(found, key=lambda n: n.start)

@@ -1,0 +1,146 @@
+"""Numbers in the names switch: found, written in English, carried through a model and written back (issue #29)."""
+
+from __future__ import annotations
+
+import cn2an
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attention_core.names import Carried, Name, Prepared, prepare, restore
+from attention_core.numbers import find_numbers, ordinal, value
+from attention_core.pipeline import Output
+
+
+def found(text: str) -> list[tuple[str, str, str]]:
+    return [(n.text, n.english, n.kind) for n in find_numbers(text)]
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("这件衬衫打完折才九十九块钱。", [("九十九块", "99 yuan", "money")]),
+    ("我每个月的房租是两千五百块。", [("两千五百块", "2,500 yuan", "money")]),
+    ("一块钱也不给。", [("一块", "1 yuan", "money")]),
+    ("这瓶水三块五，那瓶五块。", [("三块五", "3.5 yuan", "money"), ("五块", "5 yuan", "money")]),
+    ("我的生日是十月二十三号。", [("十月二十三号", "October 23rd", "date")]),
+    ("请在5月1日之前交。", [("5月1日", "May 1st", "date")]),
+    ("会议改到下午两点半了。", [("两点半", "2:30", "time")]),
+    ("火车早上八点一刻出发。", [("八点一刻", "8:15", "time")]),
+    ("航班晚上九点四十五分到。", [("九点四十五分", "9:45", "time")]),
+    ("他加班到十二点。", [("十二点", "12 o'clock", "time")]),
+    ("他1998年出生在广州。", [("1998年", "in 1998", "year")]),
+    ("二〇二四年很热。", [("二〇二四年", "in 2024", "year")]),
+    ("百分之五十的人同意。", [("百分之五十", "50%", "percent")]),
+    ("我们班有三十二个学生，十五个是女生。", [("三十二", "32", "number"), ("十五", "15", "number")]),
+    ("这座城市有十二万人。", [("十二万", "120,000", "number")]),
+    ("还有三点五公里。", [("三点五", "3.5", "number")]),
+    ("我的电话是13812345678。", [("13812345678", "13812345678", "number")]),  # digits as typed
+])
+def test_numbers_are_found_with_the_english_a_reader_expects(text, numbers):
+    assert found(text) == numbers
+
+
+@pytest.mark.parametrize("text", [
+    "能便宜一点吗？",  # 一点 "a little"
+    "我们一起去吧。",
+    "十分感谢。",  # 十分 "very"
+    "千万不要忘了。",  # "by all means"
+    "万一下雨怎么办？",  # "in case"
+    "我们一块去吧。",  # 一块 "together"
+    "今天学第十一课。",  # an ordinal: left to the model
+    "我三点到。",  # a small hour: the model knows 三点
+    "药一天吃三次，每次两片。",  # small numbers: the model knows them
+    "大概要四个半小时。",
+    "我等了三四个小时。",  # "three or four"
+    "过一两天再说。",  # "a day or two"
+    "十二月有三十一天。",  # 十二月 is December (三十一 is found)
+])
+def test_words_that_only_look_like_numbers_and_small_numbers_are_left_to_the_model(text):
+    assert [n for n in found(text) if n[0] != "三十一"] == []
+
+
+@given(st.integers(min_value=11, max_value=99_999_999))
+def test_any_number_written_in_chinese_numerals_is_found_with_its_value(n):
+    numeral = cn2an.an2cn(n)
+    assert value(numeral) == n
+    (number,) = find_numbers(f"他买了{numeral}本书。")
+    assert number.text == numeral and number.english == f"{n:,}"
+
+
+def test_ordinals():
+    assert [ordinal(d) for d in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "31st"]
+
+
+def test_prepare_carries_numbers_by_ones_the_model_knows_and_never_by_one_in_the_sentence():
+    p = prepare("我们班有三十二个学生，三个老师，十五个是女生。")
+    # 三 is in the sentence (三个老师): the numbers ride on 五 and 七 (五 of 十五 is replaced, so it is free)
+    assert p.text == "我们班有五个学生，三个老师，七个是女生。"
+    assert [(c.name.text, c.carrier) for c in p.carried] == [("三十二", "五"), ("十五", "七")]
+    money = prepare("这件衬衫才九十九块钱，我叫张伟。")
+    assert money.text == "这件衬衫才三块钱，我叫汤姆。"  # 钱 stays: the carrier is a price as the model knows one
+    assert [c.name.how for c in money.carried] == ["number", "pinyin"]
+
+
+def output(tokens: list[str], peaks: list[int], columns: int) -> Output:
+    weights = torch.zeros(len(tokens), columns)
+    weights[range(len(tokens)), peaks] = 1.0
+    return Output(source_tokens=list("x" * columns), unknown=[None] * columns, tokens=tokens,
+                  text=" ".join(tokens), weights=weights, centres=None, score=-1.0, finished=True)
+
+
+def carried(text: str, english: str, kind: str, carrier: str, written: str, offset: int, **extra) -> Carried:
+    return Carried(Name(text, offset, english, "number", kind, **extra), carrier, written, offset)
+
+
+def test_the_carriers_words_and_what_follows_them_are_replaced_by_the_numbers_english():
+    price = carried("九十九块", "99 yuan", "money", "三块", "three|3", 5,
+                    drop_next=(("dollars",), ("dollar",)))
+    p = Prepared("这件衬衫才九十九块钱", "这件衬衫才三块钱", [price])
+    out = output(["this", "shirt", "is", "only", "three", "dollars", "."], [0, 1, 4, 4, 5, 6, 7], 9)
+    assert restore(out, p, list).text == "this shirt is only 99 yuan ."
+    clock = carried("九点四十五分", "9:45", "time", "三点", "three|3", 2, drop_next=(("o", "'clock"),))
+    p = Prepared("航班九点四十五分到", "航班三点到", [clock])
+    out = output(["the", "flight", "arrives", "at", "3", "o", "'clock", "."], [0, 1, 4, 2, 2, 3, 3, 4], 5)
+    assert restore(out, p, list).text == "the flight arrives at 9:45 ."  # the form "3" is a carrier's too
+    big = carried("1000", "1000", "number", "三", "three|3", 0, drop_next=(("thousand",),))
+    p = Prepared("1000日元够吗", "三日元够吗", [big])
+    out = output(["is", "three", "thousand", "yen", "enough", "?"], [5, 0, 0, 1, 3, 4], 6)
+    assert restore(out, p, list).text == "is 1000 yen enough ?"  # the carrier's "thousand" is not the number's
+
+
+def test_a_year_is_written_bare_after_a_preposition_and_with_in_otherwise():
+    def year(tokens):
+        p = Prepared("他1998年出生", "他去年出生", [carried("1998年", "in 1998", "year", "去年", "last year", 1,
+                                                        bare="1998")])
+        return restore(output(tokens, [0] * len(tokens), 5), p, list).text
+
+    assert year(["he", "was", "born", "last", "year", "."]) == "he was born in 1998 ."
+    assert year(["he", "was", "born", "in", "last", "year", "."]) == "he was born in 1998 ."
+    assert year(["since", "last", "year"]) == "since 1998"
+
+
+def test_a_dropped_number_is_placed_by_attention_and_the_beams_other_outputs_are_rewritten():
+    p = Prepared("房租两千五百块", "房租三块", [carried("两千五百块", "2,500 yuan", "money", "三块", "three|3", 2,
+                                                  drop_next=(("dollars",),))])
+    out = output(["the", "rent", "is", "expensive", "."], [0, 1, 2, 3, 3], 4)
+    out = Output(**{**out.__dict__, "alternatives": [("The rent is three dollars.", -3.0), ("Rent: 3.", -4.0)]})
+    restored = restore(out, p, list)
+    assert restored.text == "the rent 2,500 yuan is expensive ." and p.placed == ["attention"]
+    assert restored.alternatives == [("The rent is 2,500 yuan.", -3.0), ("Rent: 2,500 yuan.", -4.0)]
+
+
+def test_cli_and_app_say_what_happened_to_each_number(tmp_path, capsys):
+    from app_fixtures import small_registry
+    from test_names import tiny
+
+    from attention_core.cli import main
+    from attention_core.hub import save_pretrained
+    from demo.handlers import Settings, run
+
+    save_pretrained(tiny("translation"), tmp_path / "m")
+    assert main(["translate", "--model", str(tmp_path / "m"), "--names", "张伟有三十二本书。"]) == 0
+    err = capsys.readouterr().err
+    assert "name: 张伟 → Zhang Wei (pinyin;" in err and "number: 三十二 → 32 (number; the model read 三" in err
+    on = run(small_registry(), "translation", "我有三十二本书。", Settings("luong-dot"))
+    assert "numbers 数字: 三十二 → 32 (number;" in on.state["info"] and "names 人名" not in on.state["info"]
