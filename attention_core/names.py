@@ -510,7 +510,8 @@ def restore(
             continue
         out += [tokens[i] for i in spans[k]]
         k += 1
-    alternatives = []
+    text = (detokenize or " ".join)(out)
+    alternatives: dict[str, float] = {}
     for other, score in output.alternatives:  # the beam's other outputs: the carriers' words, by text
         for c in prepared.carried:
             forms = "|".join(re.escape(form) for form in c.carrier_english.split("|"))
@@ -518,5 +519,6 @@ def restore(
             pattern = rf"(?<![A-Za-z0-9])(?:{forms})(?:\s+(?:{follow}))?(?![A-Za-z0-9])" if follow else \
                 rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9])"
             other = re.sub(pattern, c.name.english.replace("\\", "\\\\"), other, flags=re.IGNORECASE)
-        alternatives.append((other, score))
-    return replace(output, text=(detokenize or " ".join)(out), alternatives=alternatives, names=prepared)
+        if other != text:  # two outputs that differ only in a carrier's form (three, 3) are one now
+            alternatives.setdefault(other, score)
+    return replace(output, text=text, alternatives=list(alternatives.items()), names=prepared)

@@ -810,7 +810,9 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         maps = [translator.attention_maps(out, window, settings.hard) for out in outs]
     seconds = time.perf_counter() - started  # decoding and the maps: what the visitor waits for
     rtl = is_rtl(sides(translator)[0])
-    sentences = [sentence_state(out, model, window, m, rtl, None if texts is None else texts[i],
+    typed = [texts[i] if texts is not None else out.names.original if out.names else None  # not the carriers
+             for i, out in enumerate(outs)]
+    sentences = [sentence_state(out, model, window, m, rtl, typed[i],
                                 [t for word in translator.untranslated(out) for t in word.tokens])
                  for i, (out, m) in enumerate(zip(outs, maps))]
     info = _info(couplet, outs, translator.notes, settings, seconds, model.resolve_window(window), model)

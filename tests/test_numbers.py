@@ -144,3 +144,21 @@ def test_cli_and_app_say_what_happened_to_each_number(tmp_path, capsys):
     assert "name: 张伟 → Zhang Wei (pinyin;" in err and "number: 三十二 → 32 (number; the model read 三" in err
     on = run(small_registry(), "translation", "我有三十二本书。", Settings("luong-dot"))
     assert "numbers 数字: 三十二 → 32 (number;" in on.state["info"] and "names 人名" not in on.state["info"]
+
+
+def test_beam_outputs_that_differ_only_in_the_carriers_form_are_one_and_the_picker_shows_the_typed_sentence():
+    from app_fixtures import small_registry
+
+    from demo.handlers import Settings, run, sentence_labels
+
+    clock = carried("九点四十五分", "9:45", "time", "三点", "three|3", 0, drop_next=(("o", "'clock"),))
+    p = Prepared("九点四十五分到", "三点到", [clock])
+    out = output(["arrives", "at", "three", "."], [3, 0, 0, 3], 4)
+    alternatives = [("Arrives at 3.", -2.0), ("arrives at three .", -2.5), ("At three o 'clock.", -3.0),
+                    ("At 3 o 'clock.", -3.5)]
+    out = Output(**{**out.__dict__, "alternatives": alternatives})
+    restored = restore(out, p, list)
+    assert restored.text == "arrives at 9:45 ."
+    assert restored.alternatives == [("Arrives at 9:45.", -2.0), ("At 9:45.", -3.0)]  # the text itself is not one
+    state = run(small_registry(), "translation", "张伟来了。我有三十二本书。", Settings("luong-dot")).state
+    assert [label for label, _ in sentence_labels(state)] == ["1. 张伟来了。", "2. 我有三十二本书。"]
