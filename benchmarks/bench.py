@@ -41,7 +41,10 @@ from attention_core.hub import load_folder  # noqa: E402
 from attention_core.precision import AMP_DTYPES, resolve_precision  # noqa: E402
 from attention_core.seq2seq import build_model  # noqa: E402
 from attention_core.training import make_optimizer, train_step  # noqa: E402
+from attention_core.zoo import RECIPES, model_options  # noqa: E402
 from attention_core.zoo import VARIANTS as ZOO_VARIANTS  # noqa: E402
+
+TRANSFORMER = RECIPES["translation"].transformer  # the Transformer's zoo sizes (translation)
 
 DATA = None  # the data folder: $ATTENTION_LAB_DATA or the user cache folder (attention_core.corpora.data_home)
 MODEL = ROOT / "models" / "translation" / "luong-general"
@@ -49,7 +52,7 @@ EMB, HIDDEN = 128, 256
 LUONG_GENERAL = ZOO_VARIANTS["luong-general"]
 BATCH_SIZES = (32, 64, 128, 256)
 VARIANTS: dict[str, dict] = {  # the zoo's variants (scaled dot costs what dot costs), local-p with D = 4
-    name: {**variant, "window": 4} if variant.get("attention") == "local-p" else variant
+    name: {k: v for k, v in model_options("translation", name).items() if k in {*variant, "window", *TRANSFORMER}}
     for name, variant in ZOO_VARIANTS.items()
     if name != "luong-scaled_dot"
 }

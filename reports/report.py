@@ -326,6 +326,7 @@ def figure_links(variants: dict[str, list[str]]) -> dict[str, str]:
                 links[f"alignment-{task}-{variant}"] = app_query(task, text=example, variant=variant, beam=5)
     # the scaling study (benchmarks/couplet_scaling.py): the couplet tab's default model on its first example
     links["couplet_scaling"] = app_query("couplet", text=COUPLET_EXAMPLES[0], variant=DEFAULT_VARIANT, beam=5)
+    links["couplet_capacity"] = links["couplet_scaling"]  # the capacity study (--study capacity): the same model
     return links
 
 

@@ -113,3 +113,20 @@ def test_a_model_card_names_the_corpora_and_licenses_its_model_trained_on():
     dialogue = data_licenses("translation", {"extra": ["cmn-eng-extra", "tv4dialog"]})
     assert dialogue.startswith("Tatoeba") and "TV4Dialog" in dialogue and "CC BY 2.0" in dialogue
     assert "tv4dialog" not in data_licenses("translation", {"extra": ["cmn-eng-extra"]})
+
+
+def test_a_variant_the_bundled_zoo_lacks_is_trained_only_when_named_and_a_wrong_name_is_a_clear_error(
+        monkeypatch, tmp_path, capsys):
+    from attention_core.cli import main
+
+    built = []
+    monkeypatch.setattr(zoo, "load_splits", lambda task, data, extra=(): task)
+    monkeypatch.setattr(zoo, "build_one", lambda task, variant, *args, **kwargs: built.append(f"{task}/{variant}"))
+    missing = [f"{task}/{variant}" for task, variant in sorted(zoo.NOT_YET)]
+    zoo.run_zoo("data", runs=str(tmp_path), only=missing + ["translation/none"])
+    assert built == ["translation/none", *missing]
+    built.clear()
+    zoo.run_zoo("data", runs=str(tmp_path))
+    assert not set(missing) & set(built) and len(built) == len(zoo.ZOO_ORDER)
+    assert main(["zoo", "--only", "couplet/lung-general", "--runs", str(tmp_path)]) == 2
+    assert "no zoo model couplet/lung-general" in capsys.readouterr().err
