@@ -29,6 +29,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +46,7 @@ STUDIES = {
         "title": "The same couplet model on 55k pairs and on the whole corpus",
         "subtitle": "about the same number of training pairs",
         "alt": "55k against the whole corpus",
+        "sets": SETS,
     },
     "capacity": {
         "intro": "The default couplet recipe (whole corpus + poetry-couplet, dropout 0.2, shared and tied embeddings, "
@@ -54,9 +56,11 @@ STUDIES = {
         "title": "Couplet model sizes at the same CPU time",
         "subtitle": "the same training seconds for every size",
         "alt": "couplet model sizes at the same CPU time",
+        "sets": {"dev": "dev (the choice is made here)", **SETS},
     },
 }
-"""What each study compares: the table's introduction and the figure's title."""
+"""What each study compares: the table's introduction, the figure's title and the sets scored (dev only where every
+arm has the same one: the capacity arms train on one split)."""
 
 
 def prepare(folder: Path, data: str | None) -> None:
@@ -77,8 +81,8 @@ def prepare(folder: Path, data: str | None) -> None:
     print(f"{folder}: couplet/train → {links[folder / 'couplet' / 'train']}")
 
 
-def decode(run: Path, data: str | None, limit: int | None = None) -> dict:
-    """One arm: its training budget, and each test set's outputs, references and BLEU at beam 5 with the rules."""
+def decode(run: Path, data: str | None, limit: int | None = None, sets: Iterable[str] = SETS) -> dict:
+    """One arm: its training budget, and each set's outputs, references and BLEU at beam 5 with the rules."""
     from couplet_checkpoint import load_candidate
 
     from attention_core.evaluation import evaluate
@@ -92,7 +96,8 @@ def decode(run: Path, data: str | None, limit: int | None = None) -> dict:
            "sources": [s if isinstance(s, str) else s.get("path") for s in info.get("sources", [])],
            "epochs": best.get("epoch"), "pairs_seen": sum(h["pairs"] for h in history[: best.get("epoch", 0)]),
            "best_dev_bleu": translator.meta.get("best_dev_bleu")}
-    for name, pairs in splits.evaluation_sets().items():
+    chosen = {name: pairs for name, pairs in {"dev": splits.dev, **splits.evaluation_sets()}.items() if name in sets}
+    for name, pairs in chosen.items():
         pairs = pairs[:limit] if limit else pairs
         started = time.perf_counter()
         report = evaluate(translator, pairs, beam_size=5, constrained=True)
@@ -119,8 +124,9 @@ def figure(report: dict, out: Path, study: dict) -> None:
 
     fig = go.Figure()
     for label, arm in report["arms"].items():
-        fig.add_bar(name=label, x=[SETS[s] for s in SETS], y=[arm[s]["bleu"] for s in SETS],
-                    text=[f"{arm[s]['bleu']:.2f}" for s in SETS], textposition="outside")
+        sets = study["sets"]
+        fig.add_bar(name=label, x=[sets[s] for s in sets], y=[arm[s]["bleu"] for s in sets],
+                    text=[f"{arm[s]['bleu']:.2f}" for s in sets], textposition="outside")
     subtitle = f"character BLEU, beam 5, default rules, {study['subtitle']}"
     fig.update_layout(title=f"{study['title']}<br><sup>{subtitle}</sup>",
                       yaxis_title="character BLEU", barmode="group", height=420, width=760,
@@ -137,11 +143,11 @@ def markdown(report: dict, study: dict, stem: str) -> str:
              f"paired bootstrap against *{ref}*, 1,000 samples, 95 % interval. Written by "
              "`python benchmarks/couplet_scaling.py`.", "",
              "| arm | parameters | training pairs (corpus) | epochs | pairs seen | " + " | ".join(
-                 f"{SETS[s]} BLEU | Δ vs {ref}" for s in SETS) + " |",
-             "|---|---|---|---|---|" + "---|---|" * len(SETS)]
+                 f"{study['sets'][s]} BLEU | Δ vs {ref}" for s in study["sets"]) + " |",
+             "|---|---|---|---|---|" + "---|---|" * len(study["sets"])]
     for label, arm in arms.items():
         cells = []
-        for s in SETS:
+        for s in study["sets"]:
             d = arm[s].get("vs_reference")
             cells += [f"{arm[s]['bleu']:.2f}", f"{d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]" if d else "—"]
         lines.append(f"| {label} | {arm['parameters'] / 1e6:.2f} M | {arm['train_pairs']:,} | {arm['epochs']} | "
@@ -174,22 +180,24 @@ def main() -> None:
         return
     if len(args.arm) < 2 or any("=" not in a for a in args.arm):
         sys.exit("error: give at least two --arm LABEL=RUN[@DATA]")
+    study = STUDIES[args.study]
+    sets = study["sets"]
     arms = {}
     for spec in args.arm:
         label, run = spec.split("=", 1)
         run, _, data = run.partition("@")  # an arm trained on a prepared folder reads its split from it
-        arms[label] = decode(Path(run), data or args.data, args.limit)
-        print(f"{label}: " + ", ".join(f"{s} {arms[label][s]['bleu']}" for s in SETS), flush=True)
+        arms[label] = decode(Path(run), data or args.data, args.limit, sets)
+        print(f"{label}: " + ", ".join(f"{s} {arms[label][s]['bleu']}" for s in sets), flush=True)
     ref = args.reference or list(arms)[-1]
     for label, arm in arms.items():
-        for s in SETS:
+        for s in sets:
             if label != ref:
                 test = paired_bootstrap(arm[s]["outputs"], arms[ref][s]["outputs"], arm[s]["references"], "char")
                 arm[s]["vs_reference"] = {k: round(v, 3) for k, v in test.items()}
     report = {"reference": ref, "arms": arms, "variant_spread": variant_spread()}
-    out, stem, study = Path(args.out), f"couplet_{args.study}", STUDIES[args.study]
+    out, stem = Path(args.out), f"couplet_{args.study}"
     slim = {**report, "arms": {k: {**a, **{s: {x: y for x, y in a[s].items() if x not in ("outputs", "references")}
-                                            for s in SETS}} for k, a in arms.items()}}
+                                            for s in sets}} for k, a in arms.items()}}
     atomic_write_text(out / f"{stem}.json", json.dumps(slim, ensure_ascii=False, indent=1) + "\n")
     figure(report, out / "figures" / stem, study)
     atomic_write_text(out / f"{stem}.md", markdown(report, study, stem))
