@@ -128,7 +128,7 @@ def _english(kind: str, match: re.Match[str]) -> Number | None:
         hour = value(match.group(1))
         half, quarter, three_quarters, minutes = match.group(2, 3, 4, 5)
         minute = 30 if half else 15 if quarter else 45 if three_quarters else value(minutes) if minutes else None
-        clock = (("o", "'clock"), ("o'clock",))
+        clock = (("o", "'clock"), ("o'clock",), *((":", f"{m:02d}") for m in range(60)))  # the carrier's own minutes
         if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
             return Number(text, start, f"{hour}:{minute:02d}", kind, drop_next=clock)
         if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点; the model knows 三点

@@ -103,6 +103,10 @@ def test_the_carriers_words_and_what_follows_them_are_replaced_by_the_numbers_en
     p = Prepared("航班九点四十五分到", "航班三点到", [clock])
     out = output(["the", "flight", "arrives", "at", "3", "o", "'clock", "."], [0, 1, 4, 2, 2, 3, 3, 4], 5)
     assert restore(out, p, list).text == "the flight arrives at 9:45 ."  # the form "3" is a carrier's too
+    p = Prepared("学校八点三十分开始", "学校三点开始", [carried("八点三十分", "8:30", "time", "三点", "three|3", 2,
+                                                      drop_next=find_numbers("八点三十分")[0].drop_next)])
+    out = output(["school", "begins", "at", "three", ":", "30", "."], [0, 4, 2, 2, 2, 3, 4], 6)
+    assert restore(out, p, list).text == "school begins at 8:30 ."  # not "8:30 : 30": the carrier's minutes go too
     big = carried("1000", "1000", "number", "三", "three|3", 0, drop_next=(("thousand",),))
     p = Prepared("1000日元够吗", "三日元够吗", [big])
     out = output(["is", "three", "thousand", "yen", "enough", "?"], [5, 0, 0, 1, 3, 4], 6)
