@@ -397,9 +397,10 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     cover = {i for n in names for i in range(n.start, n.end)}
     numbers = [Name(n.text, n.start, n.english, "number", n.kind, n.drop_next, n.bare) for n in find_numbers(text)
                if not cover.intersection(range(n.start, n.start + len(n.text)))]
+    cover.update(i for n in numbers for i in range(n.start, n.end))
     names = sorted(names + numbers, key=lambda n: n.start)
     taken = {n.text for n in names}
-    rest = "".join("\0" if any(n.start <= i < n.end for n in names) else c for i, c in enumerate(text))
+    rest = "".join("\0" if i in cover else c for i, c in enumerate(text))  # the text no name or number replaces
 
     def free(chinese: str, english: str) -> bool:  # neither in the text left (汤姆, or Tom; 三 of 三十二 is replaced)
         latin = any(re.search(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", text, re.IGNORECASE)
@@ -511,14 +512,17 @@ def restore(
         out += [tokens[i] for i in spans[k]]
         k += 1
     text = (detokenize or " ".join)(out)
+    rewrites = []  # the beam's other outputs are text: each carrier's forms (and what follows them) by pattern
+    for c in prepared.carried:
+        forms = "|".join(re.escape(form) for form in c.carrier_english.split("|"))
+        follow = "|".join(re.escape(" ".join(sequence)) for sequence in c.name.drop_next)
+        tail = rf"(?:\s+(?:{follow}))?" if follow else ""
+        rewrites.append((re.compile(rf"(?<![A-Za-z0-9])(?:{forms}){tail}(?![A-Za-z0-9])", re.IGNORECASE),
+                         c.name.english.replace("\\", "\\\\")))
     alternatives: dict[str, float] = {}
-    for other, score in output.alternatives:  # the beam's other outputs: the carriers' words, by text
-        for c in prepared.carried:
-            forms = "|".join(re.escape(form) for form in c.carrier_english.split("|"))
-            follow = "|".join(re.escape(" ".join(words)) for words in c.name.drop_next)
-            pattern = rf"(?<![A-Za-z0-9])(?:{forms})(?:\s+(?:{follow}))?(?![A-Za-z0-9])" if follow else \
-                rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9])"
-            other = re.sub(pattern, c.name.english.replace("\\", "\\\\"), other, flags=re.IGNORECASE)
+    for other, score in output.alternatives:
+        for pattern, english in rewrites:
+            other = pattern.sub(english, other)
         if other != text:  # two outputs that differ only in a carrier's form (three, 3) are one now
             alternatives.setdefault(other, score)
     return replace(output, text=text, alternatives=list(alternatives.items()), names=prepared)

@@ -122,6 +122,8 @@ ZOO_ORDER: list[tuple[str, str]] = [
     ],
 ]
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
+ALL_MODELS: list[tuple[str, str]] = [*ZOO_ORDER, *sorted(NOT_YET)]
+"""Every model ``attention-lab zoo --only`` can train: the bundled zoo's, then the variants it does not have yet."""
 
 CORPUS_LICENSES: dict[str, str] = {
     "cmn-eng": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
@@ -424,7 +426,7 @@ def run_zoo(
             in ``fp32``; pass it to reproduce them (``auto`` is bfloat16 on a CPU that supports it).
     """
     splits_cache: dict[str, Splits] = {}
-    for task, variant in [*ZOO_ORDER, *sorted(NOT_YET)]:
+    for task, variant in ALL_MODELS:
         name = f"{task}/{variant}"
         if (only and name not in only) or (not only and (task, variant) in NOT_YET):
             continue

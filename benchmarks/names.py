@@ -27,24 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from visitor import BEAM, SET, Row, decode, keeps, keeps_number, names_in, numbers_in, read_set  # noqa: E402
-
-
-def name_counts(rows: list[Row], outputs: list[str]) -> dict:
-    """Rows keeping every name and names kept, as ``benchmarks/visitor.py`` counts them."""
-    named = [(i, names_in(r.chinese)) for i, r in enumerate(rows) if names_in(r.chinese)]
-    kept = [[keeps(outputs[i], n) for n in names] for i, names in named]
-    return {"rows": len(named), "names": sum(len(n) for _, n in named),
-            "rows_kept": sum(all(k) for k in kept), "names_kept": sum(map(sum, kept))}
-
-
-def number_counts(rows: list[Row], outputs: list[str]) -> dict:
-    """Rows keeping every number and numbers kept (``benchmarks/visitor.py``'s ``NUMBERS``, any accepted form)."""
-    numbered = [(i, numbers_in(r.id)) for i, r in enumerate(rows) if numbers_in(r.id)]
-    kept = [[keeps_number(outputs[i], forms) for _, forms in numbers] for i, numbers in numbered]
-    return {"rows": len(numbered), "numbers": sum(len(n) for _, n in numbered),
-            "rows_kept": sum(all(k) for k in kept), "numbers_kept": sum(map(sum, kept)),
-            "kept": [[expr for (expr, _), k in zip(numbers, ks) if k] for (_, numbers), ks in zip(numbered, kept)]}
+from visitor import BEAM, SET, decode, name_counts, number_counts, read_set  # noqa: E402
 
 
 def compare(off: list[str], on: list[str], refs: list[str]) -> dict:

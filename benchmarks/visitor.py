@@ -168,6 +168,23 @@ def keeps_number(output: str, forms: Sequence[str]) -> bool:
     return any(re.search(rf"(?<![\w.,:]){re.escape(form)}(?![\w:]|[.,]\d)", output, re.IGNORECASE) for form in forms)
 
 
+def name_counts(rows: Sequence[Row], outputs: Sequence[str]) -> dict:
+    """Rows keeping every name and names kept (``NAMES``: as the reference writes them)."""
+    named = [(i, names_in(r.chinese)) for i, r in enumerate(rows) if names_in(r.chinese)]
+    kept = [[keeps(outputs[i], n) for n in names] for i, names in named]
+    return {"rows": len(named), "names": sum(len(n) for _, n in named),
+            "rows_kept": sum(all(k) for k in kept), "names_kept": sum(map(sum, kept))}
+
+
+def number_counts(rows: Sequence[Row], outputs: Sequence[str]) -> dict:
+    """Rows keeping every number and numbers kept (``NUMBERS``, any accepted form)."""
+    numbered = [(i, numbers_in(r.id)) for i, r in enumerate(rows) if numbers_in(r.id)]
+    kept = [[keeps_number(outputs[i], forms) for _, forms in numbers] for i, numbers in numbered]
+    return {"rows": len(numbered), "numbers": sum(len(n) for _, n in numbered),
+            "rows_kept": sum(all(k) for k in kept), "numbers_kept": sum(map(sum, kept)),
+            "kept": [[expr for (expr, _), k in zip(numbers, ks) if k] for (_, numbers), ks in zip(numbered, kept)]}
+
+
 def reading_sample(rows: Sequence[Row], size: int = READING_SIZE, seed: int = READING_SEED) -> list[Row]:
     """The rows a reader judges: a seeded sample, in set order."""
     chosen = set(random.Random(seed).sample([r.id for r in rows], size))
@@ -204,29 +221,27 @@ def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "1
     from attention_core.vocab import UNK
 
     refs = [r.english for r in rows]
-    named = [(i, names_in(r.chinese)) for i, r in enumerate(rows) if names_in(r.chinese)]
-    numbered = [(i, numbers_in(r.id)) for i, r in enumerate(rows) if numbers_in(r.id)]
     result = {}
     for variant, hyps in outputs.items():
-        kept = [[keeps(hyps[i], n) for n in names] for i, names in named]
-        numbers_kept = sum(keeps_number(hyps[i], forms) for i, numbers in numbered for _, forms in numbers)
+        names, numbers = name_counts(rows, hyps), number_counts(rows, hyps)
         entry = {
             "bleu": round(bleu(hyps, refs, tokenize, lowercase=True), 2),
             "chrf": round(chrf(hyps, refs, lowercase=True), 2),
             "bleu_by_kind": {kind: round(bleu([h for h, r in zip(hyps, rows) if r.kind == kind],
                                               [r.english for r in rows if r.kind == kind], tokenize, lowercase=True), 2)
                              for kind in KINDS},
-            "name_sentences_kept": sum(all(k) for k in kept),
-            "names_kept": sum(map(sum, kept)),
-            "numbers_kept": numbers_kept,
+            "name_sentences_kept": names["rows_kept"],
+            "names_kept": names["names_kept"],
+            "numbers_kept": numbers["numbers_kept"],
             "unk_outputs": sum(UNK in h for h in hyps),
         }
         if variant != REFERENCE_VARIANT and REFERENCE_VARIANT in outputs:
             test = paired_bootstrap(hyps, outputs[REFERENCE_VARIANT], refs, tokenize, lowercase=True)
             entry["vs_none"] = {k: round(v, 3) for k, v in test.items()}
         result[variant] = entry
-    return {"n": len(rows), "name_sentences": len(named), "names": sum(len(n) for _, n in named),
-            "numbers": sum(len(n) for _, n in numbered),
+    none: list[str] = [""] * len(rows)  # the totals, from counts of outputs that keep nothing
+    names, numbers = name_counts(rows, none), number_counts(rows, none)
+    return {"n": len(rows), "name_sentences": names["rows"], "names": names["names"], "numbers": numbers["numbers"],
             "kinds": dict(Counter(r.kind for r in rows)), "variants": result}
 
 
