@@ -58,6 +58,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from attention_core.numbers import PREPOSITIONS, find_numbers
+from attention_core.rare import RareWord
 from attention_core.subword import word_spans
 from attention_core.text import normalize_chinese, posseg
 
@@ -205,36 +206,7 @@ def transliterate(name: str) -> str:
     return "".join(_syllables(name)).capitalize()
 
 
-@dataclass(frozen=True)
-class Name:
-    """A person's or a Chinese place's name found in a source text.
-
-    Attributes:
-        text: The name as written in the source.
-        start: Its character offset in the source text.
-        english: What the output writes for it.
-        how: ``dictionary`` (CC-CEDICT's English name), ``pinyin`` or ``number``.
-        kind: ``person``, ``place``, or a number's kind (``number``, ``money``, ``time``, ``date``, ``year``,
-            ``percent``: [`attention_core.numbers`][attention_core.numbers]).
-        drop_next: Output word sequences dropped right after the carrier's words (its "o'clock", "dollars").
-        bare: The English after a preposition the output already has (``1998`` for ``in 1998``), or ``None``.
-    """
-
-    text: str
-    start: int
-    english: str
-    how: str
-    kind: str = "person"
-    drop_next: tuple[tuple[str, ...], ...] = ()
-    bare: str | None = None
-
-    @property
-    def end(self) -> int:
-        """The character offset just after the name."""
-        return self.start + len(self.text)
-
-
-def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
+def _judge(word: str, start: int, transliterated: bool = False) -> RareWord | None:
     """Whether a word jieba tagged as a name is one (see the module docstring), and its English.
 
     ``transliterated``: jieba's ``nrt``, a foreign name in Chinese characters. A foreign name the dictionary does
@@ -243,12 +215,12 @@ def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
     """
     given = word[2:]  # after a two-character surname: 欧阳娜娜, before 娜娜 is looked up; not 东方明珠 (明珠 "pearl")
     if len(word) > 2 and surname(word[:2]) and word not in dictionary() and not (len(given) > 1 and common_word(given)):
-        return Name(word, start, transliterate(word), "pinyin")
+        return RareWord(word, start, transliterate(word), "pinyin")
     for size in range(len(word), 1, -1):  # the longest listed name inside: 玛丽和 → 玛丽, 和玛丽 → 玛丽
         for at in range(len(word) - size + 1):
             english = listed_name(word[at : at + size])
             if english:
-                return Name(word[at : at + size], start + at, english, "dictionary")
+                return RareWord(word[at : at + size], start + at, english, "dictionary")
     if len(word) > 2 and word[-1] in FUNCTION_ENDINGS:
         word = word[:-1]
     if not 2 <= len(word) <= 4 or not all("\u3400" <= c <= "\u9fff" for c in word) or common_word(word):
@@ -256,14 +228,14 @@ def _judge(word: str, start: int, transliterated: bool = False) -> Name | None:
     if any(common_word(word[:end]) for end in range(2, len(word))):  # 花园里, 谢谢您: a phrase, not a name
         return None
     if word[0] in COMMON_SURNAMES and surname(word[0]):
-        return Name(word, start, transliterate(word), "pinyin")
+        return RareWord(word, start, transliterate(word), "pinyin")
     foreign = (transliterated or len(word) > 2) and word[0] not in DETERMINERS
     if foreign and word not in dictionary() and not any(common_word(word[i:]) for i in range(1, len(word) - 1)):
-        return Name(word, start, "".join(_syllables(word)).capitalize(), "pinyin")  # 艾米丽 (小胡子 is a phrase)
+        return RareWord(word, start, "".join(_syllables(word)).capitalize(), "pinyin")  # 艾米丽 (小胡子 is a phrase)
     return None
 
 
-def chinese_place(word: str, start: int) -> Name | None:
+def chinese_place(word: str, start: int) -> RareWord | None:
     """A Chinese place whose English name is its pinyin (上海 → Shanghai, 西安 → Xi'an), as CC-CEDICT writes it.
 
     Foreign places (巴黎 → Paris) and places with an English name of their own (英国 → United Kingdom) are left to
@@ -276,11 +248,11 @@ def chinese_place(word: str, start: int) -> Name | None:
         for definition in entry.definitions:
             lead = re.match(r"[A-Z][A-Za-z'-]*", definition)
             if lead and lead.group(0).replace("'", "").lower() == reading:
-                return Name(word, start, lead.group(0), "dictionary", "place")
+                return RareWord(word, start, lead.group(0), "dictionary", "place")
     return None
 
 
-def find_names(text: str) -> list[Name]:
+def find_names(text: str) -> list[RareWord]:
     """The people's names in a Chinese text, in order (see the module docstring for the rule).
 
     Args:
@@ -297,7 +269,7 @@ def find_names(text: str) -> list[Name]:
         elif piece.flag.startswith(PLACE_TAGS):
             name = chinese_place(piece.word, start)
         if name is None and not piece.flag.startswith(NAME_TAGS) and (english := listed_name(piece.word)):
-            name = Name(piece.word, start, english, "dictionary")  # 大卫 tagged n, 莎士比亚 ns
+            name = RareWord(piece.word, start, english, "dictionary")  # 大卫 tagged n, 莎士比亚 ns
         if name:
             names.append(name)
         start += len(piece.word)
@@ -316,7 +288,7 @@ class Carried:
         offset: The carrier's first character offset in the model's text.
     """
 
-    name: Name
+    name: RareWord
     carrier: str
     carrier_english: str
     offset: int
@@ -395,7 +367,7 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     every = [c for kind in carriers.values() for c in kind]
     names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in every)]
     cover = {i for n in names for i in range(n.start, n.end)}
-    numbers = [Name(n.text, n.start, n.english, "number", n.kind, n.drop_next, n.bare) for n in find_numbers(text)
+    numbers = [n for n in find_numbers(text)
                if not cover.intersection(range(n.start, n.start + len(n.text)))]
     cover.update(i for n in numbers for i in range(n.start, n.end))
     names = sorted(names + numbers, key=lambda n: n.start)
@@ -424,15 +396,15 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     return Prepared(original, out + text[last:], carried)
 
 
-def _occurrences(words: Sequence[str], carried: Carried, taken: Mapping[int, tuple[int, Name]]
-                 ) -> dict[int, tuple[int, Name]]:
+def _occurrences(words: Sequence[str], carried: Carried, taken: Mapping[int, tuple[int, RareWord]]
+                 ) -> dict[int, tuple[int, RareWord]]:
     """Where the output (lower-case words) writes a carrier, with the words the name's English replaces there.
 
     Each occurrence of any of the carrier's forms not already taken counts, with the words after it that the
     name's English says already (``drop_next``).
     """
     used = {i for k, (size, _) in taken.items() for i in range(k, k + size)}
-    found: dict[int, tuple[int, Name]] = {}
+    found: dict[int, tuple[int, RareWord]] = {}
     for form in sorted(carried.carrier_english.lower().split("|"), key=lambda f: -len(f.split())):
         seq = form.split()
         for k in range(len(words) - len(seq) + 1):
@@ -446,7 +418,7 @@ def _occurrences(words: Sequence[str], carried: Carried, taken: Mapping[int, tup
     return found
 
 
-def _written(name: Name, before: Sequence[str]) -> str:
+def _written(name: RareWord, before: Sequence[str]) -> str:
     """A name's English in the output: a year after a preposition the output has is written bare (in 1998)."""
     return name.bare if name.bare and before and before[-1].lower() in PREPOSITIONS else name.english
 
@@ -480,8 +452,8 @@ def restore(
     # the source word behind each output word: where its attention peaks (a word's pieces averaged)
     peaks = [int(output.weights[span].mean(dim=0).argmax()) for span in spans] if output.weights.numel() else []
     content = [k for k, w in enumerate(words) if w.strip(".,!?;:\"'")]
-    inserts: dict[int, list[Name]] = {}
-    replaced: dict[int, tuple[int, Name]] = {}  # first word → (words replaced, the name written there)
+    inserts: dict[int, list[RareWord]] = {}
+    replaced: dict[int, tuple[int, RareWord]] = {}  # first word → (words replaced, the name written there)
     placed = []
     for c in prepared.carried:
         found = _occurrences(words, c, replaced)

@@ -32,7 +32,8 @@ Examples:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from attention_core.rare import RareWord
 
 DIGITS = "零〇一二两三四五六七八九"
 NUMERAL = f"(?:\\d+(?:\\.\\d+)?|[{DIGITS}十百千万亿]+(?:点[{DIGITS}]+)?)"
@@ -56,28 +57,6 @@ CURRENCY_WORDS = tuple((unit,) for unit in ("dollars", "dollar", "bucks", "buck"
 """Words a model writes after a price's number; the price's English (99 yuan) replaces them."""
 PREPOSITIONS = frozenset({"in", "since", "by", "until", "till", "from", "of", "before", "after", "around", "to"})
 """A year after one of these output words is written bare (1998), otherwise with "in" (in 1998)."""
-
-
-@dataclass(frozen=True)
-class Number:
-    """A number expression found in a source text.
-
-    Attributes:
-        text: The expression as written in the source.
-        start: Its character offset in the source text.
-        english: What the output writes for it (``9:45``, ``99 yuan``, ``in 1998``).
-        kind: ``date``, ``time``, ``year``, ``money``, ``percent`` or ``number``.
-        drop_next: Word sequences of the model's output to drop right after the carrier's words (the carrier's
-            "o'clock", "dollars"): the English says them already.
-        bare: The English after a preposition the output already has (``1998`` for ``in 1998``), or ``None``.
-    """
-
-    text: str
-    start: int
-    english: str
-    kind: str
-    drop_next: tuple[tuple[str, ...], ...] = ()
-    bare: str | None = None
 
 
 def value(numeral: str) -> float | None:
@@ -117,26 +96,26 @@ def ordinal(day: int) -> str:
     return f"{day}{suffix}"
 
 
-def _english(kind: str, match: re.Match[str]) -> Number | None:
+def _english(kind: str, match: re.Match[str]) -> RareWord | None:
     """The English of one match of ``kind``'s pattern, or ``None`` when it is not a number of that kind."""
     text, start = match.group(0), match.start()
     if kind == "date":
         month, day = value(match.group(1)), value(match.group(2))
         if isinstance(month, int) and isinstance(day, int) and 1 <= month <= 12 and 1 <= day <= 31:
-            return Number(text, start, f"{MONTHS[month - 1]} {ordinal(day)}", kind)
+            return RareWord(text, start, f"{MONTHS[month - 1]} {ordinal(day)}", "number", kind)
     elif kind == "time":
         hour = value(match.group(1))
         half, quarter, three_quarters, minutes = match.group(2, 3, 4, 5)
         minute = 30 if half else 15 if quarter else 45 if three_quarters else value(minutes) if minutes else None
         clock = (("o", "'clock"), ("o'clock",), *((":", f"{m:02d}") for m in range(60)))  # the carrier's own minutes
         if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
-            return Number(text, start, f"{hour}:{minute:02d}", kind, drop_next=clock)
+            return RareWord(text, start, f"{hour}:{minute:02d}", "number", kind, drop_next=clock)
         if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点; the model knows 三点
-            return Number(text, start, f"{hour} o'clock", kind, drop_next=clock)
+            return RareWord(text, start, f"{hour} o'clock", "number", kind, drop_next=clock)
     elif kind == "year":
         year = value(match.group(1))
         if isinstance(year, int) and "两" not in match.group(1):
-            return Number(text, start, f"in {year}", kind, bare=str(year))
+            return RareWord(text, start, f"in {year}", "number", kind, bare=str(year))
     elif kind == "money":
         amount, tenths = value(match.group(1)), match.group(2)
         together = amount == 1 and text.endswith("块") and not match.string.startswith("钱", match.end())
@@ -144,12 +123,12 @@ def _english(kind: str, match: re.Match[str]) -> Number | None:
             return None
         if tenths:
             amount = amount + (value(tenths) or 0) / 10
-        return Number(text, start, f"{written(amount)} yuan", kind,
+        return RareWord(text, start, f"{written(amount)} yuan", "number", kind,
                       drop_next=tuple((*m, *c) for m in MAGNITUDES for c in CURRENCY_WORDS) + CURRENCY_WORDS)
     elif kind == "percent":
         amount = value(match.group(1))
         if amount is not None:
-            return Number(text, start, f"{written(amount)}%", kind)
+            return RareWord(text, start, f"{written(amount)}%", "number", kind)
     else:
         amount = value(text)
         large = amount is not None and (amount > 10 or isinstance(amount, float))
@@ -158,17 +137,17 @@ def _english(kind: str, match: re.Match[str]) -> Number | None:
         month = match.string.startswith("月", match.end())  # 十二月 "December": left to the model
         if large and digits and not ordinal_ and not month and not text.startswith(("百", "千", "万", "亿")):
             english = text if text[0].isdigit() else written(amount)  # type: ignore[arg-type]
-            return Number(text, start, english, kind, drop_next=MAGNITUDES)  # 千万 "by all means" is not one
+            return RareWord(text, start, english, "number", kind, drop_next=MAGNITUDES)  # not 千万 "by all means"
     return None
 
 
-def find_numbers(text: str) -> list[Number]:
+def find_numbers(text: str) -> list[RareWord]:
     """The number expressions of a Chinese text, in order (see the module docstring for what is found).
 
     Args:
         text: A source sentence or paragraph, normalised as the model reads it.
     """
-    found: list[Number] = []
+    found: list[RareWord] = []
     taken = [False] * len(text)
     for kind, pattern in PATTERNS:
         for match in pattern.finditer(text):

@@ -14,7 +14,6 @@ from attention_core.data import get_task
 from attention_core.hub import load_folder, save_pretrained
 from attention_core.names import (
     Carried,
-    Name,
     Prepared,
     find_names,
     known_names,
@@ -23,6 +22,7 @@ from attention_core.names import (
     transliterate,
 )
 from attention_core.pipeline import InputError, Output, Translator
+from attention_core.rare import RareWord
 from attention_core.seq2seq import build_model
 from attention_core.vocab import Vocab
 from demo.handlers import Settings, run
@@ -85,7 +85,7 @@ def output(tokens: list[str], peaks: list[int], source: int, alternatives=()) ->
 
 
 def test_restore_replaces_the_carriers_word_and_keeps_the_models_tokens_and_weights():
-    p = Prepared("张伟的爸爸", "汤姆的爸爸", [Carried(Name("张伟", 0, "Zhang Wei", "pinyin"), "汤姆", "Tom", 0)])
+    p = Prepared("张伟的爸爸", "汤姆的爸爸", [Carried(RareWord("张伟", 0, "Zhang Wei", "pinyin"), "汤姆", "Tom", 0)])
     out = output(["t", "##om", "'s", "father"], [0, 1, 2, 3], 5, [("Tom's dad", -2.0)])
     restored = restore(out, p, list, detokenize=lambda toks: " ".join(toks))
     assert restored.text == "Zhang Wei 's father"
@@ -97,7 +97,7 @@ def test_restore_replaces_the_carriers_word_and_keeps_the_models_tokens_and_weig
 def test_restore_places_a_dropped_name_before_the_first_word_looking_at_or_after_it():
     # 我的朋友汤姆是医生 → "my friend is a doctor": "is" looks at 是 (column 6), after the carrier (columns 4-5)
     p = Prepared("我的朋友张伟是医生", "我的朋友汤姆是医生",
-                 [Carried(Name("张伟", 4, "Zhang Wei", "pinyin"), "汤姆", "Tom", 4)])
+                 [Carried(RareWord("张伟", 4, "Zhang Wei", "pinyin"), "汤姆", "Tom", 4)])
     out = output(["my", "friend", "is", "a", "doctor", "."], [0, 2, 6, 7, 8, 8], 10)
     assert restore(out, p, list).text == "my friend Zhang Wei is a doctor ."
     assert p.placed == ["attention"]
@@ -208,14 +208,15 @@ def test_a_landmark_after_a_two_character_surname_is_not_a_person_and_famous_peo
 
 
 def test_restore_reads_any_models_case_and_a_space_marking_tokeniser():
-    p = Prepared("张伟是医生", "汤姆是医生", [Carried(Name("张伟", 0, "Zhang Wei", "pinyin"), "汤姆", "Tom", 0)])
+    p = Prepared("张伟是医生", "汤姆是医生", [Carried(RareWord("张伟", 0, "Zhang Wei", "pinyin"), "汤姆", "Tom", 0)])
     cased = output(["Tom", "is", "a", "doctor"], [0, 2, 3, 4], 6)  # a model of your own keeps the English case
     assert restore(cased, p, list).text == "Zhang Wei is a doctor"
 
     def spaced(text: str) -> list[str]:  # a char tokeniser that writes a space as ▁ and drops a trailing one
         return list(text.rstrip(" ").replace(" ", "▁"))
 
-    q = Prepared("我 认识 张伟", "我 认识 汤姆", [Carried(Name("张伟", 5, "Zhang Wei", "pinyin"), "汤姆", "Tom", 5)])
+    zhang = RareWord("张伟", 5, "Zhang Wei", "pinyin")
+    q = Prepared("我 认识 张伟", "我 认识 汤姆", [Carried(zhang, "汤姆", "Tom", 5)])
     dropped = output(["i", "know", "."], [0, 2, 7], 8)  # "." looks past the carrier (columns 5-6)
     assert restore(dropped, q, spaced).text == "i know Zhang Wei ."
 

@@ -8,9 +8,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_core.names import Carried, Name, Prepared, prepare, restore
+from attention_core.names import Carried, Prepared, prepare, restore
 from attention_core.numbers import find_numbers, ordinal, value
 from attention_core.pipeline import Output
+from attention_core.rare import RareWord
 
 
 def found(text: str) -> list[tuple[str, str, str]]:
@@ -90,7 +91,7 @@ def output(tokens: list[str], peaks: list[int], columns: int) -> Output:
 
 
 def carried(text: str, english: str, kind: str, carrier: str, written: str, offset: int, **extra) -> Carried:
-    return Carried(Name(text, offset, english, "number", kind, **extra), carrier, written, offset)
+    return Carried(RareWord(text, offset, english, "number", kind, **extra), carrier, written, offset)
 
 
 def test_the_carriers_words_and_what_follows_them_are_replaced_by_the_numbers_english():
