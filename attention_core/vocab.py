@@ -71,7 +71,8 @@ class Vocab:
             The vocabulary; ties in frequency are broken by the token, so it is deterministic.
         """
         counts = Counter(tok for sent in sentences for tok in sent)
-        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+        kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIALS),  # a corpus's "<unk>"
+                      key=lambda t: (-counts[t], t))
         kept = kept[:max_size] if max_size else kept
         return cls(kept, min_freq, [0] * len(SPECIALS) + [counts[t] for t in kept])
 

@@ -116,3 +116,15 @@ def test_bucketed_batches_cover_every_example_once_with_masks():
         assert (batch.tgt_out.gather(1, (batch.tgt_lengths - 1).unsqueeze(1)) == vocab.eos_id).all()
     spread = [int(b.src_lengths.max() - b.src_lengths.min()) for b in batches]
     assert sum(spread) / len(spread) < 10  # bucketing keeps lengths together (random would be ~25)
+
+
+def test_a_corpus_that_writes_a_special_token_builds_its_vocabulary():
+    """A user's corpus may contain the text "<unk>" or "<pad>": it is the special token, not a second entry.
+
+    Subword pieces of a character the pieces never saw are "<unk>" too. Counted as a regular token, it left the
+    vocabulary's counts one longer than its tokens and the run stopped with a ValueError before its first batch.
+    """
+    vocab = Vocab.build([["a", "<unk>", "b"], ["<pad>", "a"]])
+    assert vocab.itos == ["<pad>", "<unk>", "<bos>", "<eos>", "a", "b"]
+    assert vocab.counts == [0, 0, 0, 0, 2, 1]
+    assert vocab.encode(["<unk>", "a"]) == [vocab.unk_id, 4]
