@@ -19,6 +19,7 @@ from pathlib import Path
 import torch.distributed as dist
 
 from attention_core import corpora
+from attention_core.allocator import AllocatorError, restart_if_faster
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
 from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV
@@ -497,7 +498,17 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``attention-lab``; returns the exit status."""
+    """Entry point of ``attention-lab``; returns the exit status.
+
+    Started from a shell (``argv`` not given), ``train`` and ``zoo`` first start again under a faster memory
+    allocator where the system has one ([`attention_core.allocator`][attention_core.allocator]).
+    """
+    if argv is None:
+        try:
+            restart_if_faster(sys.argv[1:])
+        except AllocatorError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)

@@ -24,6 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from attention_core import truecase
+from attention_core.allocator import loaded
 from attention_core.batch import Batch
 from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.couplet import NO_RULES
@@ -599,7 +600,7 @@ def _score_the_start(translator: Translator, dev: Sequence[tuple[str, str]], tra
 
 
 def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, world: int) -> None:
-    """Print the ``start`` event: data sizes, vocabularies, parameters, device and where the run resumes."""
+    """Print the ``start`` event: data sizes, vocabularies, parameters, device, allocator and where it resumes."""
     log = {
         "train_pairs": len(data.examples),
         "dev_pairs": len(data.dev),
@@ -609,6 +610,7 @@ def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, wor
         "device": str(device),
         "precision": precision,
         "processes": world,
+        "allocator": loaded(),
         "resumed_at_epoch": run.state["epoch"],
     }
     print(json.dumps({"event": "start", **log}), flush=True)
