@@ -76,23 +76,17 @@ def _examples(workload: str) -> tuple[list, int, int, dict]:
 def worker(workload: str, batches: int, rounds: int) -> dict:
     """One workload's training speed in this process (whatever allocator it was started with)."""
     import torch
-    from bench import train_throughput
+    from bench import ours_step, train_throughput
 
     from attention_core.config import ModelConfig
-    from attention_core.precision import AMP_DTYPES, resolve_precision
+    from attention_core.precision import resolve_precision
     from attention_core.seq2seq import build_model
-    from attention_core.training import make_optimizer, train_step
 
     examples, src_size, tgt_size, options = _examples(workload)
     precision = resolve_precision("auto", torch.device("cpu"))
     torch.manual_seed(0)
     model = build_model(ModelConfig(src_vocab_size=src_size, tgt_vocab_size=tgt_size, **options))
-    optimizer = make_optimizer(model.parameters(), lr=1e-3)
-
-    def step(batch):
-        return train_step(model, batch, optimizer, clip=1.0, amp_dtype=AMP_DTYPES[precision])
-
-    row = train_throughput(examples, 64, step, batches, rounds=rounds)
+    row = train_throughput(examples, 64, ours_step(model, precision), batches, rounds=rounds)
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     row["precision"] = precision
     return row
@@ -110,7 +104,7 @@ def measure(workload: str, allocator: str, batches: int, rounds: int) -> dict:
 
 
 def main() -> None:
-    from attention_core.hub import atomic_write_text
+    from bench import write_report
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer batches and rounds (a smoke run)")
@@ -148,10 +142,7 @@ def main() -> None:
     report = {"machine": f"{platform.machine()}, 1 torch thread", "torch": torch.__version__,
               "precision": runs[WORKLOADS[0]][SYSTEM][0]["precision"], "batches": args.batches,
               "rounds": args.rounds, "repeats": args.repeats, "missing": missing, "rows": rows}
-    out = Path(args.out)
-    atomic_write_text(out, json.dumps(report, indent=1) + "\n")
-    atomic_write_text(out.with_suffix(".md"), markdown(report))
-    print(markdown(report))
+    write_report(args.out, report, markdown)
 
 
 def markdown(r: dict) -> str:

@@ -206,6 +206,16 @@ def train_throughput(examples, batch_size: int, step, batches: int, prepare=None
             "batches": batches, "rounds": rounds, "seconds": round(seconds, 2)}
 
 
+def write_report(out: str | Path, report: dict, markdown) -> None:
+    """Write a benchmark's report as JSON and, beside it, as Markdown (``markdown(report)``); print the Markdown."""
+    from attention_core.hub import atomic_write_text
+
+    out = Path(out)
+    atomic_write_text(out, json.dumps(report, indent=1) + "\n")
+    atomic_write_text(out.with_suffix(".md"), markdown(report))
+    print(markdown(report))
+
+
 def ours_step(model, precision: str):
     """Our training step (``attention_core.training.train_step``) with the trainer's optimiser and precision."""
     optimizer = make_optimizer(model.parameters(), lr=1e-3)

@@ -20,7 +20,6 @@ same parameter count; the reference is today's zoo size.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 from pathlib import Path
@@ -31,13 +30,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench import train_throughput  # noqa: E402
+from bench import ours_step, train_throughput, write_report  # noqa: E402
 
 from attention_core.config import ModelConfig  # noqa: E402
 from attention_core.data import encode_pairs, get_task, load_splits  # noqa: E402
-from attention_core.precision import AMP_DTYPES, resolve_precision  # noqa: E402
+from attention_core.precision import resolve_precision  # noqa: E402
 from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.training import make_optimizer, train_step  # noqa: E402
 from attention_core.vocab import Vocab  # noqa: E402
 
 SHARED = dict(dropout=0.2, tie_embeddings=True, share_embeddings=True)
@@ -67,8 +65,6 @@ def vocab() -> Vocab:
 
 
 def main() -> None:
-    from attention_core.hub import atomic_write_text
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer batches and rounds (a smoke run)")
     parser.add_argument("--budget", type=int, default=None, metavar="PAIRS",
@@ -85,8 +81,7 @@ def main() -> None:
     for name, sizes in SIZES.items():
         torch.manual_seed(0)
         model = build_model(ModelConfig(src_vocab_size=len(v), tgt_vocab_size=len(v), **SHARED, **sizes))
-        optimizer = make_optimizer(model.parameters(), lr=1e-3)
-        step = lambda b, m=model, o=optimizer: train_step(m, b, o, clip=1.0, amp_dtype=AMP_DTYPES[precision])  # noqa: E731
+        step = ours_step(model, precision)
         params = sum(p.numel() for p in model.parameters())
         rows[name] = {**train_throughput(examples, 64, step, batches, rounds=rounds), "parameters": params,
                       "float16_bytes": 2 * params, "ships": 2 * params < WEIGHTS_LIMIT, "config": sizes}
@@ -99,10 +94,7 @@ def main() -> None:
     report = {"machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)", "torch": torch.__version__,
               "precision": precision, "batch_size": 64, "vocab": len(v), "reference": REFERENCE,
               "reference_budget_pairs": args.budget, "rows": rows}
-    out = Path(args.out)
-    atomic_write_text(out, json.dumps(report, indent=1) + "\n")
-    atomic_write_text(out.with_suffix(".md"), markdown(report))
-    print(markdown(report))
+    write_report(args.out, report, markdown)
 
 
 def markdown(r: dict) -> str:
