@@ -37,6 +37,19 @@ OPEN_IN_APP = {"en": "Open in the app ↗"}
 """The link's text by page language; the Chinese pages (and their fallbacks under /en/) keep both languages."""
 
 
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    """The API pages' section titles (Examples, Attributes …) in the edition's language.
+
+    mkdocstrings takes its locale once, from the theme's language when the site's configuration is loaded (zh);
+    mkdocs-static-i18n then builds the English edition with the same plugins, so without this the English API
+    pages said 示例 and 属性. Each page is rendered after this event, with the locale of the edition being built.
+    """
+    i18n, docstrings = config.plugins.get("i18n"), config.plugins.get("mkdocstrings")
+    if i18n is not None and docstrings is not None:
+        docstrings.handlers._locale = i18n.current_language  # no public setter in mkdocstrings 1.0
+    return markdown
+
+
 def on_files(files, config, **kwargs):
     """Add every file of results/figures to the site as figures/<name>."""
     for path in sorted(FIGURES.glob("*")):

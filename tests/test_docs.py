@@ -59,6 +59,15 @@ def test_strict_build_has_theory_and_api_pages(site):
         assert "unpkg.com" not in text, html
 
 
+def test_api_section_titles_are_in_the_edition_language(site):
+    """mkdocstrings titles a docstring's sections in the locale it was given: each edition its own language."""
+    title = re.compile(r'<span class="doc-section-title">([^<]+)</span>')
+    chinese = set(title.findall((site / "api" / "rare" / "index.html").read_text(encoding="utf-8")))
+    english = set(title.findall((site / "en" / "api" / "rare" / "index.html").read_text(encoding="utf-8")))
+    assert chinese == {"示例：", "属性："}, chinese
+    assert english == {"Examples:", "Attributes:"}, english
+
+
 def test_english_edition_has_every_page(site):
     pages = _pages(site)
     chinese = {p for p in pages if not p.startswith("/en/")}
