@@ -35,7 +35,7 @@ from attention_core.zoo import calibration_pairs  # noqa: E402
 
 SETTINGS: list[tuple[str, bool, CoupletRules]] = [
     ("no constraints", False, NO_RULES),
-    ("structural only (length, punctuation, no <unk>)", True, NO_RULES),
+    ("structural only (length, punctuation, no `<unk>`)", True, NO_RULES),
     ("+ mirror", True, CoupletRules(mirror=True, no_reuse=False, tone="off", cliche_penalty=0.0)),
     ("+ no 重字", True, CoupletRules(mirror=False, no_reuse=True, tone="off", cliche_penalty=0.0)),
     ("+ tone, classical", True, CoupletRules(mirror=False, no_reuse=False, tone="classical", cliche_penalty=0.0)),

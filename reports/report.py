@@ -105,7 +105,7 @@ RULE_COLUMNS = [
     ("ends_level", "ends 平"),
     ("length_match", "length"),
     ("punctuation_aligned", "punctuation"),
-    ("no_unk", "no <unk>"),
+    ("no_unk", "no `<unk>`"),  # in backticks: a bare <unk> is an HTML tag on the site
 ]
 """Columns of the couplet rules table (keys of ``couplet_metrics`` and ``couplet_corpus_metrics``)."""
 
