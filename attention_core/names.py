@@ -368,7 +368,7 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
     names = [n for n in find_names(text) if n.text not in known or any(n.text == c for c, _ in every)]
     cover = {i for n in names for i in range(n.start, n.end)}
     numbers = [n for n in find_numbers(text)
-               if not cover.intersection(range(n.start, n.start + len(n.text)))]
+               if not cover.intersection(range(n.start, n.end))]
     cover.update(i for n in numbers for i in range(n.start, n.end))
     names = sorted(names + numbers, key=lambda n: n.start)
     taken = {n.text for n in names}
