@@ -70,7 +70,15 @@ def _add_decoding(p: argparse.ArgumentParser) -> None:
         help="decode-time window: 'config' (the model's own), 'global', or D >= 1",
     )
     p.add_argument("--hard", action="store_true", help="hard (argmax) attention at decode time")
+    p.add_argument("--loop-guard", choices=["on", "off"], default=None,
+                   help="keep outputs out of loops: no token more than three times in a row, no 6-gram twice "
+                        "(default: on for translation, off for couplets and models of your own)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 … (default: CUDA if available)")
+
+
+def _loop_guard(args: argparse.Namespace) -> bool | None:
+    """``--loop-guard on|off`` as ``Translator.translate`` takes it (``None``: the task's default)."""
+    return None if args.loop_guard is None else args.loop_guard == "on"
 
 
 def _add_couplet_rules(p: argparse.ArgumentParser) -> None:
@@ -395,6 +403,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             args.window,
             args.hard,
             _rules(args),
+            loop_guard=_loop_guard(args),
         )
         report["model_path"] = str(args.model)
         report["split"] = "given: " + " ".join(args.test) if args.test else args.split
@@ -417,7 +426,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         texts = args.text or [line for line in sys.stdin.read().splitlines() if line.strip()]
         if not texts:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
-        options = dict(beam_size=args.beam, window=args.window, hard=args.hard)
+        options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args))
         if getattr(args, "names", False):
             options["names"] = True
         if args.command == "couplet":

@@ -224,6 +224,9 @@ class Task:
             ([`TaskSpec.to_dict`][attention_core.parallel.TaskSpec.to_dict]), saved as ``task_spec`` in
             ``config.json``; ``None`` for the bundled tasks.
         src_subwords: The source side's subword model (a task of your own with ``bpe`` sources).
+        loop_guard: Whether the search keeps outputs out of loops by default
+            ([`LoopGuard`][attention_core.repetition.LoopGuard]): on for translation, off for couplets (their
+            rules govern repetition) and for models of your own.
     """
 
     name: str
@@ -236,6 +239,7 @@ class Task:
     chinese_source: bool = True
     spec: dict | None = None
     src_subwords: Subwords | None = None
+    loop_guard: bool = False
 
     def with_subwords(self, subwords: Subwords) -> Task:
         """This task with subword targets: words are split into pieces, and pieces merged back.
@@ -272,7 +276,8 @@ class Task:
 
 
 TASKS: dict[str, Task] = {
-    "translation": Task("translation", tokenize_chinese, tokenize_english, detokenize_english, False, "13a"),
+    "translation": Task("translation", tokenize_chinese, tokenize_english, detokenize_english, False, "13a",
+                        loop_guard=True),
     "couplet": Task("couplet", tokenize_chinese, tokenize_chinese, detokenize_chinese, True, "char"),
 }
 """Tasks by name."""

@@ -29,6 +29,7 @@ def evaluate(
     hard: bool = False,
     rules: CoupletRules | None = None,
     examples: int = 5,
+    loop_guard: bool | None = None,
 ) -> dict:
     """Decode the sources of ``pairs`` and score them against the targets.
 
@@ -50,6 +51,8 @@ def evaluate(
         hard: Hard attention at decode time.
         rules: With couplet constraints, the reader's rules (default: all on).
         examples: How many outputs to include verbatim.
+        loop_guard: Keep outputs out of loops ([`LoopGuard`][attention_core.repetition.LoopGuard]); default:
+            the task's default (on for translation).
 
     Returns:
         The report as a JSON-ready dict.
@@ -57,6 +60,7 @@ def evaluate(
     task = translator.task
     constrained = task.constrained if constrained is None else constrained
     rules = (rules or CoupletRules()) if constrained and task.name == "couplet" else None
+    loop_guard = task.loop_guard if loop_guard is None else loop_guard
     started = time.perf_counter()
     outputs = translator.translate(
         [s for s, _ in pairs],
@@ -65,6 +69,7 @@ def evaluate(
         hard=hard,
         constrained=constrained,
         rules=rules,
+        loop_guard=loop_guard,
     )
     seconds = time.perf_counter() - started
     hyps = [o.text for o in outputs]
@@ -79,6 +84,7 @@ def evaluate(
             "rules": rules.to_dict() if rules else None,
             "window": window,
             "hard": hard,
+            "loop_guard": loop_guard,
         },
         "n": len(pairs),
         "bleu": bleu(hyps, refs, task.bleu_tokenize, lowercase=True),

@@ -16,7 +16,8 @@ from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.coverage import Word, low_coverage
 from attention_core.data import Task
 from attention_core.names import Prepared, prepare, restore
-from attention_core.search import beam_search_nbest, greedy
+from attention_core.repetition import LoopGuard
+from attention_core.search import Chain, beam_search_nbest, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
 from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences
@@ -330,6 +331,7 @@ class Translator:
         max_tokens: int | None = None,
         max_len: int | None = None,
         names: bool = False,
+        loop_guard: bool | LoopGuard | None = None,
     ) -> list[Output]:
         """Generate outputs for source texts, batched, in input order.
 
@@ -347,6 +349,9 @@ class Translator:
             names: Carry people's names through the model and write them transliterated (pinyin) or as the
                 dictionary writes them ([`attention_core.names`][attention_core.names]); Chinese → English
                 models only ([`reads_names`][attention_core.pipeline.Translator.reads_names]).
+            loop_guard: Keep outputs out of loops: ``True`` is [`LoopGuard()`][attention_core.repetition.LoopGuard]
+                (no token more than three times in a row, no 6-gram twice), a ``LoopGuard`` sets its limits,
+                ``None`` is the task's default (``Task.loop_guard``: on for translation).
 
         Returns:
             One [`Output`][attention_core.pipeline.Output] per text.
@@ -356,6 +361,7 @@ class Translator:
                 into English.
         """
         constrained = self.task.constrained if constrained is None else constrained
+        loop_guard = self.task.loop_guard if loop_guard is None else loop_guard
         if names and not self.reads_names:
             raise InputError("the names switch is for models that translate Chinese into English")
         tokenised = [self.tokenize(t, max_tokens) for t in texts]  # errors speak of the text as typed
@@ -369,10 +375,11 @@ class Translator:
             index = order[start : start + batch_size]
             sources = [tokenised[i] for i in index]
             batch = make_batch([(self.src_vocab.encode(s), [0]) for s in sources]).to(self.device)
-            constraint = None
+            constraint = loop_guard if isinstance(loop_guard, LoopGuard) else LoopGuard() if loop_guard else None
             if constrained:
-                constraint = CoupletConstraint(sources, self.tgt_vocab, rules, self.device,
-                                                self.meta.get("overproduction"))
+                couplet = CoupletConstraint(sources, self.tgt_vocab, rules, self.device,
+                                            self.meta.get("overproduction"))
+                constraint = couplet if constraint is None else Chain(couplet, constraint)
             args = dict(max_len=max_len, window=window, hard=hard, constraint=constraint)
             if beam_size == 1:
                 nbest = [[hyp] for hyp in greedy(self.model, batch.src, batch.src_lengths, **args)]

@@ -58,6 +58,27 @@ class Constraint(Protocol):
         ...
 
 
+class Chain:
+    """Several constraints applied in turn (each masks what it forbids).
+
+    Args:
+        constraints: The constraints, in the order they apply.
+    """
+
+    def __init__(self, *constraints: Constraint) -> None:
+        self.constraints = constraints
+
+    def expand(self, index: Tensor) -> Chain:
+        """Each constraint for rows ``index``."""
+        return Chain(*(c.expand(index) for c in self.constraints))
+
+    def apply(self, logprobs: Tensor, t: int, prefix: Tensor) -> Tensor:
+        """Every constraint's mask of position ``t``."""
+        for c in self.constraints:
+            logprobs = c.apply(logprobs, t, prefix)
+        return logprobs
+
+
 def default_max_len(model: Seq2Seq, src_lengths: Tensor) -> Tensor:
     """Per-row output limits ``(B,)``: twice the row's expected length plus 10 tokens.
 

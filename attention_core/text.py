@@ -211,8 +211,30 @@ def tokenize_english(text: str) -> list[str]:
     return _EN_TOKEN.findall(text)
 
 
+TITLES = frozenset({"mr", "mrs", "ms", "dr", "st", "vs", "jr", "sr", "prof", "mt", "no"})
+"""Words written with a period that does not end a sentence (Mr. Smith): the next word keeps its case."""
+
+
+def _capital_after(match: re.Match[str]) -> str:
+    """A new sentence inside an output starts with a capital, not after an abbreviation or an ellipsis."""
+    word, mark, space, letter = match.groups()
+    if mark == "." and (word.endswith(".") or word.lower() in TITLES or re.fullmatch(r"(?:[a-z]\.)*[a-z]", word)):
+        return match.group(0)
+    return word + mark + space + letter.upper()
+
+
 def detokenize_english(tokens: Sequence[str]) -> str:
-    """Join English tokens into a sentence: no space before punctuation or clitics, capital first letter."""
+    """Join English tokens into text: no space before punctuation or clitics, a capital at each sentence's start.
+
+    A clock time and an abbreviation of single letters are written whole (``6:00``, ``a.m.``, ``U.S.`` stays
+    ``u.s.``: only the case of a sentence's first letter and of the pronoun ``I`` is restored here).
+
+    Examples:
+        >>> detokenize_english(["i", "get", "up", "at", "6", ":", "00", "a", ".", "m", ".", "it", "'s", "early", "."])
+        "I get up at 6:00 a.m. it's early."
+        >>> detokenize_english(["i", "'m", "tom", ".", "it", "'s", "late", "!", "well", ".", ".", ".", "ok", "."])
+        "I'm tom. It's late! Well... ok."
+    """
     text = ""
     quote_open = False
     for tok in tokens:
@@ -226,9 +248,12 @@ def detokenize_english(tokens: Sequence[str]) -> str:
             or tok.startswith("'")
             or text.endswith(("(", "[", "$", "#"))
             or (quote_open and text.endswith('"'))
+            or (tok.isdigit() and re.search(r"\d:$", text) is not None)  # 6:00
+            or (len(tok) == 1 and tok.isalpha() and tok != "i" and re.search(r"(?:^|[\s.])[a-z]\.$", text) is not None)
         )
         text += tok if glue else " " + tok
-    text = re.sub(r"\bi\b", "I", text)
+    text = re.sub(r"(?<![\w.])i\b(?!\.)", "I", text)
+    text = re.sub(r"(\S+?)([.!?])( +)([a-z])", _capital_after, text)
     return text[:1].upper() + text[1:]
 
 

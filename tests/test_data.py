@@ -65,7 +65,7 @@ def test_english_tokenizer_and_detokenizer_round_trip():
     tokens = tokenize_english(text)
     assert tokens[:3] == ["don", "'t", "worry"]
     assert "3.50" in tokens
-    assert detokenize_english(tokens) == "Don't worry, I'm here! it costs $3.50 (really)."
+    assert detokenize_english(tokens) == "Don't worry, I'm here! It costs $3.50 (really)."
     assert detokenize_chinese(["tom", "和", "我"]) == "tom和我"
 
 

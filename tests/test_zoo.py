@@ -65,6 +65,12 @@ def test_reports_of_other_weights_are_measured_again(tmp_path, monkeypatch):
     zoo.build_one(*args, progress=False)
     again = json.loads(path.read_text())
     assert again["bleu"] >= 0 and again["weights_sha256"] != "0" * 64
+    assert again["decoding"]["loop_guard"] is True  # translation decodes with the loop guard
+
+    del again["decoding"]["loop_guard"]  # a report from before the guard: decoded without it
+    path.write_text(json.dumps({**again, "bleu": -1.0}))
+    zoo.build_one(*args, progress=False)
+    assert json.loads(path.read_text())["bleu"] >= 0
 
 
 def test_the_cliche_table_is_measured_once_per_trained_weights(tmp_path, monkeypatch):
