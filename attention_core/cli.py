@@ -443,8 +443,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 where = f"sentence {i}: " if len(outputs) > 1 else ""
                 for note in translator.notes(out):
                     print(f"note: {where}{note.en}", file=sys.stderr)
-                for label, numbers in (("name", False), ("number", True)):
-                    for line in out.names.lines(numbers) if out.names else []:
+                for label in ("name", "number", "word"):
+                    for line in out.names.lines(label) if out.names else []:
                         print(f"{label}: {where}{line}", file=sys.stderr)
                 if args.show_attention:
                     print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")

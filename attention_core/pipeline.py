@@ -23,6 +23,7 @@ from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences
 from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
+from attention_core.words import find_words, missing
 
 SENTENCE_TOKENS = 100
 """Longest sentence the CLI and the app translate (tokens); a paragraph is split into sentences first."""
@@ -365,9 +366,36 @@ class Translator:
         if names and not self.reads_names:
             raise InputError("the names switch is for models that translate Chinese into English")
         tokenised = [self.tokenize(t, max_tokens) for t in texts]  # errors speak of the text as typed
-        prepared = [prepare(t, known=self.meta.get("known_names") or ()) for t in texts] if names else None
-        if prepared is not None:  # the model reads the carriers
-            tokenised = [self.task.tokenize_src(p.text) for p in prepared]
+        guard = loop_guard if isinstance(loop_guard, LoopGuard) else LoopGuard() if loop_guard else None
+        decode = dict(beam_size=beam_size, window=window, hard=hard, constrained=constrained, rules=rules,
+                      batch_size=batch_size, max_len=max_len, guard=guard)
+        if not names:
+            return self._decode(tokenised, **decode)
+        known = self.meta.get("known_names") or ()
+        prepared = [prepare(t, known=known) for t in texts]  # the model reads the carriers
+        results = self._decode([self.task.tokenize_src(p.text) for p in prepared], **decode)
+        results = [restore(out, p, self.task.tokenize_src, self.detokenize) for out, p in zip(results, prepared)]
+        # the common words the model left out: the sentence again, with those words carried too
+        again = {}
+        for i, (text, out) in enumerate(zip(texts, results)):
+            left_out = [w for w in find_words(text) if missing(w, out.text)]
+            if left_out:
+                again[i] = prepare(text, known=known, words=left_out)
+        if again:
+            redone = self._decode([self.task.tokenize_src(p.text) for p in again.values()], **decode)
+            for i, out, p in zip(again, redone, again.values()):
+                out = restore(out, p, self.task.tokenize_src, self.detokenize)
+                if all(placed == "carried" for c, placed in zip(p.carried, p.placed) if c.name.group == "word"):
+                    results[i] = out  # else the model dropped a carrier too: its first translation stays
+        return results
+
+    def _decode(self, tokenised: list[list[str]], beam_size: int, window: WindowArg, hard: bool,
+                constrained: bool, rules: CoupletRules | None, batch_size: int, max_len: int | None,
+                guard: LoopGuard | None) -> list[Output]:
+        """Decode source token lists in batches of similar length, one output each, in input order.
+
+        See [`translate`][attention_core.pipeline.Translator.translate] for the arguments.
+        """
         order = sorted(range(len(tokenised)), key=lambda i: len(tokenised[i]))
         results: list[Output | None] = [None] * len(tokenised)
         self.model.eval()
@@ -375,7 +403,7 @@ class Translator:
             index = order[start : start + batch_size]
             sources = [tokenised[i] for i in index]
             batch = make_batch([(self.src_vocab.encode(s), [0]) for s in sources]).to(self.device)
-            constraint = loop_guard if isinstance(loop_guard, LoopGuard) else LoopGuard() if loop_guard else None
+            constraint: Any = guard
             if constrained:
                 couplet = CoupletConstraint(sources, self.tgt_vocab, rules, self.device,
                                             self.meta.get("overproduction"))
@@ -405,7 +433,4 @@ class Translator:
                     finished=hyp.finished,
                     alternatives=list(alternatives.items()),
                 )
-        if prepared is not None:
-            results = [restore(out, p, self.task.tokenize_src, self.detokenize)  # type: ignore[arg-type]
-                       for out, p in zip(results, prepared)]
         return results  # type: ignore[return-value]

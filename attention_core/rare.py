@@ -28,7 +28,8 @@ class RareWord:
         english: What the output writes for it (``Zhang Wei``, ``9:45``, ``99 yuan``, ``in 1998``).
         how: How the English was found: ``dictionary`` (CC-CEDICT's English name), ``pinyin`` or ``number``.
         kind: ``person`` or ``place`` for a name; ``date``, ``time``, ``year``, ``money``, ``percent`` or ``number``
-            for a number expression ([`attention_core.numbers`][attention_core.numbers]).
+            for a number expression ([`attention_core.numbers`][attention_core.numbers]); ``word`` for a common
+            word ([`attention_core.words`][attention_core.words]).
         drop_next: Word sequences of the model's output to drop right after the carrier's words (the carrier's
             "o'clock", "dollars"): the English says them already.
         bare: The English after a preposition the output already has (``1998`` for ``in 1998``), or ``None``.
@@ -41,6 +42,11 @@ class RareWord:
     kind: str = "person"
     drop_next: tuple[tuple[str, ...], ...] = ()
     bare: str | None = None
+
+    @property
+    def group(self) -> str:
+        """``name`` (a person or a place), ``number`` (any number expression) or ``word`` (a common word)."""
+        return "number" if self.how == "number" else "word" if self.kind == "word" else "name"
 
     @property
     def end(self) -> int:

@@ -265,3 +265,21 @@ def detokenize_chinese(tokens: Sequence[str]) -> str:
             out += " "
         out += tok
     return out
+
+
+def plural(text: str) -> str:
+    """The plural of an English noun phrase's last word (``peanut`` → ``peanuts``, ``boarding pass`` → ``…passes``).
+
+    A last word that already ends in ``s`` (``customs``) is kept.
+
+    Examples:
+        >>> [plural(w) for w in ("peanut", "boarding pass", "dumpling", "customs", "hobby", "key")]
+        ['peanuts', 'boarding passes', 'dumplings', 'customs', 'hobbies', 'keys']
+    """
+    if text.endswith(("ss", "sh", "ch", "x", "z")):
+        return text + "es"
+    if text.endswith("s"):
+        return text
+    if re.search(r"[^aeiou]y$", text):
+        return text[:-1] + "ies"
+    return text + "s"

@@ -351,8 +351,8 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
             others = " · ".join(f"{html.escape(text)} ({score:.2f})" for text, score in shown)
             lines.append(f"{where}also in the beam 束中其他候选 (log p; ranked by log p ÷ length 按 log p ÷ 长度排序): "
                          f"{others}")
-        for label, numbers in (("names 人名", False), ("numbers 数字", True)):
-            carried = out.names.lines(numbers) if out.names else []
+        for label, group in (("names 人名", "name"), ("numbers 数字", "number"), ("words 词语", "word")):
+            carried = out.names.lines(group) if out.names else []
             if carried:
                 lines.append(f"{where}{label}: " + html.escape("; ".join(carried)))
         unknown = sorted({u for u in out.unknown if u})

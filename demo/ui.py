@@ -150,7 +150,8 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "log p than greedy)."))
     if task == "translation" or (task == OWN and any(t.reads_names for t in registry.models[OWN].values())):
         c["names"] = gr.Checkbox(value=Settings.names,
-                                 label="names & numbers 人名·数字 (张伟 → Zhang Wei, 九十九块 → 99 yuan)",
+                                 label="names, numbers & rare words 人名·数字·生词 "
+                                       "(张伟 → Zhang Wei, 九十九块 → 99 yuan, 花生 → peanut)",
                                  elem_id=f"{task}-names")
         gr.Markdown(_doc("guide/names", "People's names and numbers are carried through the model by ones it knows "
                          "(汤姆 → Tom, 三 → three) and written in pinyin or as the CC-CEDICT dictionary writes "

@@ -1,0 +1,155 @@
+"""Rare common words: the nouns a model could not translate, carried through it with the dictionary's English.
+
+A character-level model meets a word it has seen a few times (花生 "peanut", 登机牌 "boarding pass", 火锅 "hotpot")
+and guesses from its characters: "I'm allergic to flower", "Please show your camera", "Let's go to the fire". This is
+the rare-word problem of Luong et al. 2015 for common words: the names switch
+([`attention_core.names`][attention_core.names]) already carries names and numbers; here the same carrier machinery
+carries nouns, with the English of CC-CEDICT.
+
+Unlike a name, a common word is usually translated well, so a word is carried only when the model *left it out*:
+
+1. **Find** ([`find_words`][attention_core.words.find_words]): the nouns of the sentence (jieba tags ``n``, ``nz``,
+   ``ns``, ``ng``; not names, which the names switch has; not among the most frequent words,
+   [`COMMON`][attention_core.words.COMMON]) that CC-CEDICT lists as a common word of two or more characters with a
+   short English (``花生`` → peanut, ``海关`` "customs (i.e. border crossing inspection)" → customs);
+   a noun jieba glued to a verb (``吃火锅``) is found by its longest listed ending (``火锅``).
+2. **Check** ([`missing`][attention_core.words.missing]): the model's output has none of the English words of any of the
+   dictionary's senses for it (whole words, with their singular, plural or ``-ed``/``-ing`` forms).
+3. **Carry**: the sentence is translated again with each missing word replaced by a carrier noun the model translates
+   reliably (苹果 → apple, 自行车 → bicycle, 雨伞 → umbrella); in the output the carrier's word is replaced by the
+   dictionary's (plural when the carrier came out plural, with ``a``/``an`` made to agree) —
+   [`names.prepare`][attention_core.names.prepare] and [`names.restore`][attention_core.names.restore], as for names.
+   When the model drops a carrier too, the second translation is not used: a common word placed by attention lands
+   between the wrong words more often than a name does.
+
+It is part of the names switch (``Translator.translate(names=True)``; the app's *names, numbers & rare words* box, on
+by default). ``python benchmarks/words.py`` measures what it fixes and breaks (``results/words.md``).
+
+Examples:
+    >>> [(w.text, w.english) for w in find_words("我对花生过敏，晚上我们一起去吃火锅吧。")]
+    [('花生', 'peanut'), ('火锅', 'hotpot')]
+    >>> missing(find_words("我对花生过敏。")[0], "I'm allergic to flowers.")
+    True
+    >>> missing(find_words("我对花生过敏。")[0], "I'm allergic to peanuts.")
+    False
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from attention_core.names import dictionary, listed_name
+from attention_core.rare import RareWord
+from attention_core.text import normalize_chinese, posseg
+
+WORD_TAGS = ("n", "nz", "ns", "ng")
+"""jieba tags of the words checked (nouns; ``nr`` names are the names switch's)."""
+
+GLUED_TAGS = ("l", "v", "vn", "i")
+"""Tags of longer tokens whose listed ending may be a noun jieba glued to a verb (``吃火锅`` is tagged ``l``)."""
+
+COMMON = 1000
+"""A word more frequent than this in jieba's dictionary (时候 31,521, 妈妈 4,525, 有点 3,706; 花生 950, 火锅 459) is
+left to the model: it has seen it, and an output without the dictionary's English has most likely said it another way
+(的时候 → when, 妈妈 → Mom). Set on the dev sets, whose carried words at 5,000 included 妈妈 → mama, 医生, 电视 and
+有点 → a little (``results/words.md``)."""
+
+MAX_WORDS = 3
+"""The longest English (in words) written for a carried word."""
+
+STOPWORDS = frozenset({"the", "and", "for", "with", "etc", "old", "see", "variant", "abbr", "used", "also",
+                       "one", "who", "that", "are", "from", "not", "into", "its", "any", "has", "was"})
+"""Words of a definition that say nothing about its meaning, left out of the check."""
+
+_PARENTHESES = re.compile(r"\s*\([^)]*\)\s*")
+_USABLE = re.compile(r"[A-Za-z][A-Za-z' -]*")
+
+
+def english(definition: str) -> str | None:
+    """The short English of one CC-CEDICT definition, or ``None`` if it is not a plain noun phrase.
+
+    Parentheses are dropped (``customs (i.e. …)`` → ``customs``), the first of several ``;`` variants is taken;
+    a classifier line (``CL:…``), a cross-reference (``variant of``, ``see``, ``abbr. for``), a verb (``to …``), an
+    adverb phrase (``a little``), a choice (``nun or sister``) or anything longer than
+    [`MAX_WORDS`][attention_core.words.MAX_WORDS] words is not.
+    """
+    text = _PARENTHESES.sub(" ", definition).split(";")[0].strip()
+    lowered = text.lower()
+    if (not _USABLE.fullmatch(text) or len(text.split()) > MAX_WORDS or " or " in f" {lowered} "
+            or lowered.startswith(("to ", "a ", "an ", "variant", "see ", "abbr", "old ", "cl:", "used "))):
+        return None
+    return text
+
+
+@lru_cache(maxsize=4096)
+def lookup(word: str) -> tuple[str, frozenset[str]] | None:
+    """The English written for a common word and every content word of its senses, or ``None`` if it has none.
+
+    Only common entries count (lower-case pinyin); the first usable definition is the English.
+    """
+    entries = [entry for entry in dictionary().get(word, []) if not entry.proper]
+    written = next((e for entry in entries for d in entry.definitions if (e := english(d))), None)
+    if written is None:
+        return None
+    senses = frozenset(w for entry in entries for d in entry.definitions for w in re.findall(r"[a-z]+", d.lower())
+                       if len(w) >= 3 and w not in STOPWORDS)
+    return written, senses
+
+
+def frequency(word: str) -> int:
+    """How often jieba's dictionary counts ``word`` (0 if it does not list it)."""
+    import jieba
+
+    posseg()  # quiet
+    jieba.dt.check_initialized()  # the dictionary is read at its first use
+    return jieba.get_FREQ(word) or 0
+
+
+def _noun(word: str) -> bool:
+    """Whether jieba tags ``word`` alone as a noun (not a name)."""
+    pieces = list(posseg().cut(word))
+    return len(pieces) == 1 and pieces[0].flag.startswith(WORD_TAGS) and not pieces[0].flag.startswith("nr")
+
+
+def find_words(text: str) -> list[RareWord]:
+    """The nouns of a Chinese text with a short English in CC-CEDICT, in order (``kind="word"``).
+
+    Args:
+        text: A source text; offsets are in its normalised form
+            ([`normalize_chinese`][attention_core.text.normalize_chinese]), the text the model reads.
+    """
+    text = normalize_chinese(text)
+    found, start = [], 0
+    for piece in posseg().cut(text):
+        word, at = piece.word, start
+        start += len(piece.word)
+        tag = piece.flag
+        if tag.startswith("nr") or listed_name(word):
+            continue
+        if not tag.startswith(WORD_TAGS):
+            if not (tag.startswith(GLUED_TAGS) and len(word) >= 3):
+                continue
+            ending = next((word[cut:] for cut in range(1, len(word) - 1)
+                           if lookup(word[cut:]) and _noun(word[cut:])), None)
+            if ending is None:
+                continue
+            word, at = ending, at + len(piece.word) - len(ending)
+        if len(word) < 2 or not re.fullmatch(r"[\u3400-\u9fff]+", word) or frequency(word) > COMMON:
+            continue
+        entry = lookup(word)
+        if entry:
+            found.append(RareWord(word, at, entry[0], "dictionary", kind="word"))
+    return found
+
+
+def missing(word: RareWord, output: str) -> bool:
+    """Whether an output has none of the English of any sense of ``word`` (whole words; plural, -ed, -ing forms)."""
+    entry = lookup(word.text)
+    if entry is None:
+        return False
+    said = set(re.findall(r"[a-z]+", output.lower()))
+    forms = {f for w in entry[1] for f in (w, w + "s", w + "es", w[:-1] + "ies", w + "ed", w + "d", w + "ing",
+                                           w[:-1] if w.endswith("s") else w)}
+    return not said & forms
+

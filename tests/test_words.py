@@ -1,0 +1,136 @@
+"""Rare common words: found with the dictionary, checked against the output, carried like names (issue #29)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from app_fixtures import small_registry
+from test_names import output, tiny
+
+from attention_core.cli import main
+from attention_core.hub import save_pretrained
+from attention_core.names import Carried, Prepared, prepare, restore
+from attention_core.pipeline import Translator
+from attention_core.rare import RareWord
+from attention_core.words import english, find_words, missing
+from demo.handlers import Settings, run
+
+
+def found(text: str) -> list[tuple[str, int, str]]:
+    return [(w.text, w.start, w.english) for w in find_words(text)]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("我对花生过敏。", [("花生", 2, "peanut")]),
+    ("晚上我们一起去吃火锅吧。", [("火锅", 8, "hotpot")]),  # jieba glues 吃火锅 (an idiom): its listed ending
+    ("请出示您的登机牌和身份证。", [("登机牌", 5, "boarding pass"), ("身份证", 9, "identity card")]),
+    ("過海關的時候。", [("海关", 1, "customs")]),  # traditional characters: offsets in the normalised text
+])
+def test_nouns_are_found_with_the_dictionarys_short_english(text, words):
+    assert found(text) == words
+
+
+@pytest.mark.parametrize("text", [
+    "我的朋友张伟来了。",  # a name is the names switch's; 朋友 is a frequent word the model knows
+    "我们什么时候走？",  # 时候 is among the most frequent words
+    "他很聪明。",  # an adjective
+    "我想去散步。",  # a verb
+])
+def test_names_frequent_words_and_other_parts_of_speech_are_not_found(text):
+    assert found(text) == []
+
+
+@pytest.mark.parametrize("definition, written", [
+    ("customs (i.e. border crossing inspection)", "customs"),
+    ("housing estate; community; neighborhood", "housing estate"),
+    ("CL:個|个[ge4]", None),
+    ("variant of 褲子|裤子, trousers", None),
+    ("to take a walk", None),
+    ("property management fee for the whole building", None),  # longer than three words
+])
+def test_the_english_of_a_definition(definition, written):
+    assert english(definition) == written
+
+
+def test_a_word_is_missing_when_no_sense_of_it_is_in_the_output():
+    peanut = find_words("我对花生过敏。")[0]
+    assert missing(peanut, "I'm allergic to flowers.") and missing(peanut, "I'm allergic to pean.")
+    assert not missing(peanut, "I'm allergic to peanuts.") and not missing(peanut, "Groundnut, please.")
+    suitcase = find_words("打开行李箱。")[0]
+    assert not missing(suitcase, "Open the trunk.")  # another sense of the same word counts
+
+
+def test_prepare_carries_the_words_it_is_given_after_names_and_numbers():
+    text = "张伟对花生过敏，这道菜里有三十二个花生。"
+    p = prepare(text, words=find_words(text))
+    assert p.text == "汤姆对苹果过敏，这道菜里有三个苹果。"
+    assert [(c.name.text, c.carrier) for c in p.carried] == [("张伟", "汤姆"), ("花生", "苹果"), ("三十二", "三"),
+                                                             ("花生", "苹果")]
+    assert prepare(text).text == "汤姆对花生过敏，这道菜里有三个花生。"  # no words given: none carried
+
+
+def _peanut(offset: int = 2) -> Carried:
+    return Carried(RareWord("花生", offset, "peanut", "dictionary", kind="word"), "苹果", "apple|apples", offset)
+
+
+def test_restore_writes_the_plural_and_makes_the_article_agree():
+    p = Prepared("我对花生过敏", "我对苹果过敏", [_peanut()])
+    out = output(["i", "'m", "allergic", "to", "apples", "."], [0, 0, 1, 1, 2, 5], 6)
+    assert restore(out, p, list).text == "i 'm allergic to peanuts ."
+    p = Prepared("有花生吗", "有苹果吗", [_peanut(1)])
+    out = output(["is", "there", "an", "apple", "?"], [0, 0, 1, 1, 3], 4)
+    assert restore(out, p, list).text == "is there a peanut ?"
+    assert p.lines("word") == ["花生 → peanut (dictionary; the model read 苹果 and wrote apple)"]
+    assert p.lines("name") == [] and p.lines("number") == []
+
+
+def test_a_word_said_twice_with_one_carrier_is_written_where_the_carrier_is_and_nowhere_else():
+    p = Prepared("花生和花生", "苹果和苹果", [_peanut(0), _peanut(3)])
+    out = output(["apples", "and", "apples", "."], [0, 2, 3, 4], 5)
+    assert restore(out, p, list).text == "peanuts and peanuts ."
+    assert p.placed == ["carried", "carried"]
+
+
+def _model_that_knows_apples(dropped: bool = False):
+    """A decoder stand-in: "flowers" for 花生 (it does not know the word), "apples" for its carrier 苹果."""
+
+    def decode(self, tokenised, **options):
+        outs = []
+        for source in tokenised:
+            read = "".join(source)
+            words = ["i", "'m", "allergic", "to", "flowers" if "花生" in read else "." if dropped else "apples", "."]
+            out = output(words, list(range(len(words))), len(source))
+            outs.append(replace(out, text=" ".join(words)))
+        return outs
+
+    return decode
+
+
+@pytest.mark.parametrize("dropped", [False, True])
+def test_the_translator_carries_a_word_the_model_left_out(monkeypatch, dropped):
+    monkeypatch.setattr(Translator, "_decode", _model_that_knows_apples(dropped))
+    translator = tiny("translation")
+    out, = translator.translate(["我对花生过敏。"], names=True)
+    if dropped:  # the carrier was dropped too: the first translation stays
+        assert out.text == "i 'm allergic to flowers ." and out.names.lines("word") == []
+    else:
+        assert out.text == "I'm allergic to peanuts."  # the task's detokeniser writes the text again
+        assert out.names.lines("word") == ["花生 → peanut (dictionary; the model read 苹果 and wrote apple)"]
+    plain, = translator.translate(["我对花生过敏。"])
+    assert plain.names is None and plain.text == "i 'm allergic to flowers ."
+
+
+def test_cli_and_app_say_which_words_were_carried(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(Translator, "_decode", _model_that_knows_apples())
+    save_pretrained(tiny("translation"), tmp_path / "m")
+    assert main(["translate", "--model", str(tmp_path / "m"), "--names", "我对花生过敏。"]) == 0
+    assert "word: 花生 → peanut (dictionary; the model read 苹果 and wrote apple)" in capsys.readouterr().err
+    info = run(small_registry(), "translation", "我对花生过敏。", Settings("luong-dot")).state["info"]
+    assert "words 词语: 花生 → peanut (dictionary; the model read 苹果 and wrote apple)" in info
+
+
+def test_a_carrier_in_any_case_is_replaced():
+    p = Prepared("花生", "苹果", [_peanut(0)])
+    out = output(["Apple", "."], [0, 1], 2)
+    assert restore(out, p, list).text == "peanut ."
