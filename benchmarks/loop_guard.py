@@ -15,7 +15,6 @@ A sample of changed dev outputs is written out beside the guard-off output for r
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench import write_report  # noqa: E402
 from names import compare  # noqa: E402
-from visitor import BEAM, SET, read_set  # noqa: E402
+from visitor import BEAM, model_parser, model_sets  # noqa: E402
 
 
 def in_loop(output: str, longest: int = 4, times: int = 4) -> bool:
@@ -89,25 +88,15 @@ def markdown(report: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default=str(ROOT / "models" / "translation" / "luong-general"))
-    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
-    parser.add_argument("--out", default=str(ROOT / "results" / "loop_guard.json"))
-    args = parser.parse_args()
+    args = model_parser(__doc__, "loop_guard.json").parse_args()
 
     import torch
 
-    from attention_core.corpora import data_home
-    from attention_core.data import load_splits
     from attention_core.hub import load_folder
     from attention_core.metrics import bleu
 
     translator = load_folder(args.model, "cpu")
-    splits = load_splits("translation", data_home(args.data), extra=["cmn-eng-extra", "tv4dialog"])
-    visitor = read_set(SET)
-    sets = {"cmn-eng dev": splits.dev, "tv4dialog-dev": splits.extra_devs["tv4dialog-dev"], "cmn-eng test": splits.test,
-            "tv4dialog-test": splits.extra_tests["tv4dialog-test"],
-            "visitor set": [(r.chinese, r.english) for r in visitor]}
+    sets = model_sets(args.data)
     report: dict = {"model": args.model, "beam_size": BEAM, "sets": {}, "changed_samples": {}}
     with torch.inference_mode():
         for name, pairs in sets.items():

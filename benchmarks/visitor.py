@@ -113,6 +113,27 @@ class Row:
     english: str
 
 
+def model_parser(doc: str, out: str) -> argparse.ArgumentParser:
+    """The command line of a benchmark of one translation model: ``--model``, ``--data`` and ``--out``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--model", default=str(ROOT / "models" / "translation" / "luong-general"))
+    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
+    parser.add_argument("--out", default=str(ROOT / "results" / out))
+    return parser
+
+
+def model_sets(data: str | None, tests: bool = True) -> dict[str, list[tuple[str, str]]]:
+    """The sets a translation model is measured on: the dev sets, then (``tests``) the test sets, then this set."""
+    from attention_core.corpora import data_home
+    from attention_core.data import load_splits
+
+    splits = load_splits("translation", data_home(data), extra=["cmn-eng-extra", "tv4dialog"])
+    sets = {"cmn-eng dev": splits.dev, "tv4dialog-dev": splits.extra_devs["tv4dialog-dev"]}
+    if tests:
+        sets |= {"cmn-eng test": splits.test, "tv4dialog-test": splits.extra_tests["tv4dialog-test"]}
+    return sets | {"visitor set": [(r.chinese, r.english) for r in read_set(SET)]}
+
+
 def read_set(path: str | Path = SET) -> list[Row]:
     """The rows of the set, checked: the header, four non-empty columns, known kinds, unique ids.
 

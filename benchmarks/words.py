@@ -15,7 +15,6 @@ output that changes is written out beside its reference.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,7 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench import write_report  # noqa: E402
 from names import compare  # noqa: E402
-from visitor import BEAM, SET, read_set  # noqa: E402
+from visitor import BEAM, SET, model_parser, model_sets, read_set  # noqa: E402
 
 
 def decode(translator, sources: list[str], words: bool, paragraphs: bool) -> tuple[list[str], list]:
@@ -73,23 +72,15 @@ def markdown(report: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default=str(ROOT / "models" / "translation" / "luong-general"))
-    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
-    parser.add_argument("--out", default=str(ROOT / "results" / "words.json"))
-    args = parser.parse_args()
+    args = model_parser(__doc__, "words.json").parse_args()
 
     import torch
 
-    from attention_core.corpora import data_home
-    from attention_core.data import load_splits
     from attention_core.hub import load_folder
 
     translator = load_folder(args.model, "cpu")
-    splits = load_splits("translation", data_home(args.data), extra=["cmn-eng-extra", "tv4dialog"])
     rows = read_set(SET)
-    sets = {"cmn-eng dev": splits.dev, "tv4dialog-dev": splits.extra_devs["tv4dialog-dev"],
-            "visitor set": [(r.chinese, r.english) for r in rows]}
+    sets = model_sets(args.data, tests=False)
     report: dict = {"model": args.model, "beam_size": BEAM, "sets": {}}
     with torch.inference_mode():
         for name, pairs in sets.items():
