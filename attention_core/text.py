@@ -211,7 +211,7 @@ def tokenize_english(text: str) -> list[str]:
     return _EN_TOKEN.findall(text)
 
 
-TITLES = frozenset({"mr", "mrs", "ms", "dr", "st", "vs", "jr", "sr", "prof", "mt", "no"})
+TITLES = frozenset({"mr", "mrs", "ms", "dr", "st", "vs", "jr", "sr", "prof", "mt", "etc"})
 """Words written with a period that does not end a sentence (Mr. Smith): the next word keeps its case."""
 
 

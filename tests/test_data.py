@@ -128,3 +128,11 @@ def test_a_corpus_that_writes_a_special_token_builds_its_vocabulary():
     assert vocab.itos == ["<pad>", "<unk>", "<bos>", "<eos>", "a", "b"]
     assert vocab.counts == [0, 0, 0, 0, 2, 1]
     assert vocab.encode(["<unk>", "a"]) == [vocab.unk_id, 4]
+
+
+def test_english_detokeniser_writes_times_and_abbreviations_whole_and_starts_each_sentence_with_a_capital():
+    assert detokenize_english(["6", ":", "00", "a", ".", "m", ".", "it", "'s", "early", "."]) == "6:00 a.m. it's early."
+    assert detokenize_english(["no", ".", "it", "'s", "fine", "!", "well", ".", ".", ".", "ok", "."]) == \
+        "No. It's fine! Well... ok."
+    assert detokenize_english(["mr", ".", "smith", "said", "i", ".", "e", ".", "no", "."]) == "Mr. smith said i.e. no."
+    assert detokenize_english(["it", "costs", "3.50", ".", "i", "paid", "."]) == "It costs 3.50. I paid."
