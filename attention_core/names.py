@@ -501,6 +501,8 @@ def restore(
             size, name = replaced[k]
             out.append(_written(name, out, words[k]))
             k += size
+            if out[-1].endswith(".") and k < len(spans) and words[k] == ".":
+                k += 1  # 9:45 p.m. ends the sentence already
             continue
         out += [tokens[i] for i in spans[k]]
         k += 1

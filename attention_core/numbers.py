@@ -43,13 +43,22 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("date", re.compile(rf"({NUMERAL})月({NUMERAL})[日号]")),
-    ("time", re.compile(rf"([{DIGITS}十\d]+)点(?:(半)|(一刻)|(三刻)|零?([{DIGITS}十\d]+)分|(?![{DIGITS}十\d]))")),
+    ("time", re.compile(rf"(早上|早晨|上午|凌晨|下午|傍晚|晚上|夜里)?([{DIGITS}十\d]+)点"
+                        rf"(?:(半)|(一刻)|(三刻)|零?([{DIGITS}十\d]+)分|(?![{DIGITS}十\d]))")),
     ("year", re.compile(rf"(?<![\d{DIGITS}十百千万])(\d{{4}}|[{DIGITS}]{{4}})年")),
     ("money", re.compile(rf"({NUMERAL})[块元](?:(?=钱)|([一二三四五六七八九\d])(?![\d{DIGITS}十百千万]))?")),
     ("percent", re.compile(rf"百分之({NUMERAL})")),
     ("number", re.compile(NUMERAL)),
 )
 """Each kind's pattern, tried in this order; an expression found by an earlier one is not looked at again."""
+
+PERIODS = {"早上": "a.m.", "早晨": "a.m.", "上午": "a.m.", "凌晨": "a.m.", "下午": "p.m.", "傍晚": "p.m.", "晚上": "p.m.",
+           "夜里": "p.m."}
+"""The part of the day before a clock time, as English writes it after an hour from 1 to 11 (晚上九点四十五分 →
+9:45 p.m.). A whole hour up to ten (晚上八点) is left to the model, which knows it, with its part of the day."""
+HALF_DAYS = (("a", ".", "m", "."), ("p", ".", "m", "."), ("am",), ("pm",), ("in", "the", "morning"),
+             ("in", "the", "afternoon"), ("in", "the", "evening"), ("at", "night"), ("tonight",))
+"""Words a model may write after a carrier's hour that a clock time with its part of the day says already."""
 
 MAGNITUDES = (("hundred",), ("thousand",), ("million",), ("billion",))
 """Words a model may write after a carrier's number (三 → "three thousand"): the number's English says its value."""
@@ -104,12 +113,18 @@ def _english(kind: str, match: re.Match[str]) -> RareWord | None:
         if isinstance(month, int) and isinstance(day, int) and 1 <= month <= 12 and 1 <= day <= 31:
             return RareWord(text, start, f"{MONTHS[month - 1]} {ordinal(day)}", "number", kind)
     elif kind == "time":
-        hour = value(match.group(1))
-        half, quarter, three_quarters, minutes = match.group(2, 3, 4, 5)
+        period, hour = match.group(1), value(match.group(2))
+        half, quarter, three_quarters, minutes = match.group(3, 4, 5, 6)
         minute = 30 if half else 15 if quarter else 45 if three_quarters else value(minutes) if minutes else None
         clock = (("o", "'clock"), ("o'clock",), *((":", f"{m:02d}") for m in range(60)))  # the carrier's own minutes
+        half_day = PERIODS.get(period or "") if isinstance(hour, int) and 1 <= hour <= 11 else None
+        if period and not half_day:  # 晚上十二点: the part of the day is left to the model, the time is found alone
+            text, start = text[len(period):], start + len(period)
+        if half_day:  # 晚上九点四十五分 → 9:45 p.m.: the model reads the carrier's hour without the part of the day
+            clock = tuple((*c, *h) for c in clock for h in HALF_DAYS) + clock + HALF_DAYS
         if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
-            return RareWord(text, start, f"{hour}:{minute:02d}", "number", kind, drop_next=clock)
+            english = f"{hour}:{minute:02d}" + (f" {half_day}" if half_day else "")
+            return RareWord(text, start, english, "number", kind, drop_next=clock)
         if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点; the model knows 三点
             return RareWord(text, start, f"{hour} o'clock", "number", kind, drop_next=clock)
     elif kind == "year":

@@ -25,10 +25,12 @@ def found(text: str) -> list[tuple[str, str, str]]:
     ("这瓶水三块五，那瓶五块。", [("三块五", "3.5 yuan", "money"), ("五块", "5 yuan", "money")]),
     ("我的生日是十月二十三号。", [("十月二十三号", "October 23rd", "date")]),
     ("请在5月1日之前交。", [("5月1日", "May 1st", "date")]),
-    ("会议改到下午两点半了。", [("两点半", "2:30", "time")]),
-    ("火车早上八点一刻出发。", [("八点一刻", "8:15", "time")]),
-    ("航班晚上九点四十五分到。", [("九点四十五分", "9:45", "time")]),
+    ("会议改到下午两点半了。", [("下午两点半", "2:30 p.m.", "time")]),  # with its part of the day
+    ("火车早上八点一刻出发。", [("早上八点一刻", "8:15 a.m.", "time")]),
+    ("航班晚上九点四十五分到。", [("晚上九点四十五分", "9:45 p.m.", "time")]),
+    ("航班九点四十五分到。", [("九点四十五分", "9:45", "time")]),
     ("他加班到十二点。", [("十二点", "12 o'clock", "time")]),
+    ("他晚上十二点才睡。", [("十二点", "12 o'clock", "time")]),  # 晚上 is left to the model after 11
     ("他1998年出生在广州。", [("1998年", "in 1998", "year")]),
     ("二〇二四年很热。", [("二〇二四年", "in 2024", "year")]),
     ("百分之五十的人同意。", [("百分之五十", "50%", "percent")]),
@@ -167,3 +169,15 @@ def test_beam_outputs_that_differ_only_in_the_carriers_form_are_one_and_the_pick
     assert restored.alternatives == [("Arrives at 9:45.", -2.0), ("At 9:45.", -3.0)]  # the text itself is not one
     state = run(small_registry(), "translation", "张伟来了。我有三十二本书。", Settings("luong-dot")).state
     assert [label for label, _ in sentence_labels(state)] == ["1. 张伟来了。", "2. 我有三十二本书。"]
+
+
+def test_a_whole_hour_with_its_part_of_the_day_is_left_to_the_model():
+    assert find_numbers("晚上八点见。") == []
+
+
+def test_a_time_with_its_part_of_the_day_replaces_the_models_and_ends_the_sentence_once():
+    """The model read 三点 for 晚上九点四十五分 and wrote "3 p.m.": one time, one full stop."""
+    name = find_numbers("航班晚上九点四十五分到。")[0]
+    p = Prepared("航班晚上九点四十五分到。", "航班三点到。", [Carried(name, "三点", "three|3", 2)])
+    out = output(["the", "flight", "is", "3", "p", ".", "m", ".", "."], [0, 1, 2, 2, 2, 2, 2, 2, 3], 6)
+    assert restore(out, p, list).text == "the flight is 9:45 p.m."
