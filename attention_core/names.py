@@ -327,10 +327,11 @@ class Prepared:
         how = {"carried": "the model read {carrier} and wrote {written}",
                "attention": "the model read {carrier} and left it out: placed by attention",
                "missing": "the model read {carrier} and left it out"}
-        return [f"{c.name.text} → {c.name.english} ({c.name.kind if c.name.how == 'number' else c.name.how}; "
-                + how[placed].format(carrier=c.carrier, written=c.carrier_english.split("|")[0]) + ")"
-                for c, placed in zip(self.carried, self.placed)
-                if group is None or c.name.group == group]
+        lines = [f"{c.name.text} → {c.name.english} ({c.name.kind if c.name.how == 'number' else c.name.how}; "
+                 + how[placed].format(carrier=c.carrier, written=c.carrier_english.split("|")[0]) + ")"
+                 for c, placed in zip(self.carried, self.placed)
+                 if group is None or c.name.group == group]
+        return list(dict.fromkeys(lines))  # a name said twice is one line
 
 
 KNOWN_COUNT = 20
@@ -510,8 +511,9 @@ def restore(
     rewrites = []  # the beam's other outputs are text: each carrier's forms (and what follows them) by pattern
     for c in prepared.carried:
         forms = "|".join(re.escape(form) for form in c.carrier_english.split("|"))
-        follow = "|".join(re.escape(" ".join(sequence)) for sequence in c.name.drop_next)
-        tail = rf"(?:\s+(?:{follow}))?" if follow else ""
+        follow = "|".join(r"\s*".join(map(re.escape, sequence)) for sequence in c.name.drop_next)  # "p.m." or "p . m ."
+        tail = rf"(?:\s*(?:{follow}))?" if follow else ""
+        tail += r"(?:\s*\.)?" if c.name.english.endswith(".") else ""  # 9:45 p.m. ends a sentence already
         rewrites.append((re.compile(rf"(?<![A-Za-z0-9])(?:{forms}){tail}(?![A-Za-z0-9])", re.IGNORECASE),
                          c.name.english.replace("\\", "\\\\")))
     alternatives: dict[str, float] = {}

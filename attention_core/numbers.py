@@ -52,8 +52,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 """Each kind's pattern, tried in this order; an expression found by an earlier one is not looked at again."""
 
-PERIODS = {"早上": "a.m.", "早晨": "a.m.", "上午": "a.m.", "凌晨": "a.m.", "下午": "p.m.", "傍晚": "p.m.", "晚上": "p.m.",
-           "夜里": "p.m."}
+PERIODS = {"早上": "a.m.", "早晨": "a.m.", "上午": "a.m.", "凌晨": "a.m.",
+           "下午": "p.m.", "傍晚": "p.m.", "晚上": "p.m.", "夜里": "p.m."}
 """The part of the day before a clock time, as English writes it after an hour from 1 to 11 (晚上九点四十五分 →
 9:45 p.m.). A whole hour up to ten (晚上八点) is left to the model, which knows it, with its part of the day."""
 HALF_DAYS = (("a", ".", "m", "."), ("p", ".", "m", "."), ("am",), ("pm",), ("in", "the", "morning"),

@@ -155,7 +155,9 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                                  elem_id=f"{task}-names")
         gr.Markdown(_doc("guide/names", "People's names and numbers are carried through the model by ones it knows "
                          "(汤姆 → Tom, 三 → three) and written in pinyin or as the CC-CEDICT dictionary writes "
-                         "them, numbers as English writes them; the heatmap shows what the model read."))
+                         "them, numbers as English writes them; a noun the model left out is carried the same way "
+                         "(苹果 → apple) and written as the dictionary writes it (花生 → peanut); the heatmap shows "
+                         "what the model read."))
     if task == "couplet":
         default = CoupletRules()
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cn2an
 import pytest
 import torch
@@ -181,3 +183,13 @@ def test_a_time_with_its_part_of_the_day_replaces_the_models_and_ends_the_senten
     p = Prepared("航班晚上九点四十五分到。", "航班三点到。", [Carried(name, "三点", "three|3", 2)])
     out = output(["the", "flight", "is", "3", "p", ".", "m", ".", "."], [0, 1, 2, 2, 2, 2, 2, 2, 3], 6)
     assert restore(out, p, list).text == "the flight is 9:45 p.m."
+
+
+def test_the_beams_other_outputs_get_the_time_with_its_part_of_the_day_once():
+    name = find_numbers("航班晚上九点四十五分到。")[0]
+    p = Prepared("航班晚上九点四十五分到。", "航班三点到。", [Carried(name, "三点", "three|3", 2)])
+    out = output(["the", "flight", "is", "3", "."], [0, 1, 2, 2, 3], 6)
+    others = [("The flight is 3 p.m.", -2.0), ("The flight is three o'clock in the evening.", -3.0)]
+    restored = restore(replace(out, alternatives=others), p, list)
+    assert restored.text == "the flight is 9:45 p.m."
+    assert restored.alternatives == [("The flight is 9:45 p.m.", -2.0)]  # both say the same now: one

@@ -89,7 +89,7 @@ def test_a_word_said_twice_with_one_carrier_is_written_where_the_carrier_is_and_
     p = Prepared("花生和花生", "苹果和苹果", [_peanut(0), _peanut(3)])
     out = output(["apples", "and", "apples", "."], [0, 2, 3, 4], 5)
     assert restore(out, p, list).text == "peanuts and peanuts ."
-    assert p.placed == ["carried", "carried"]
+    assert p.placed == ["carried", "carried"] and len(p.lines("word")) == 1  # one line for the word said twice
 
 
 def _model_that_knows_apples(dropped: bool = False):
