@@ -74,7 +74,8 @@ def markdown(report: dict) -> str:
               ", ".join(f"{n} → {e} ({h})" for n, e, h in report["visitor_found"]), "",
               "Numbers it found in the visitor set, and what it writes for them:", "",
               ", ".join(f"{n} → {e} ({k})" for n, e, k in report["visitor_numbers_found"]), "",
-              "Names, numbers and words it carried in cmn-eng dev and test (a phrase taken for a name would show here):", ""]
+              "Names, numbers and words it carried in cmn-eng dev and test (a phrase taken for a name would show "
+              "here):", ""]
     for key in ("dev", "test"):
         e = report[key]
         lines.append(f"- {key}: " + ", ".join(f"{f['name']} → {f['english']} ×{f['count']}" for f in e["found"])
