@@ -348,8 +348,10 @@ class Translator:
             max_tokens: Reject inputs longer than this (``InputError``).
             max_len: Output length limit (default: ``search.default_max_len``).
             names: Carry people's names through the model and write them transliterated (pinyin) or as the
-                dictionary writes them ([`attention_core.names`][attention_core.names]); Chinese → English
-                models only ([`reads_names`][attention_core.pipeline.Translator.reads_names]).
+                dictionary writes them ([`attention_core.names`][attention_core.names]), numbers as English writes
+                them ([`attention_core.numbers`][attention_core.numbers]), and the nouns the model left out as the
+                dictionary writes them (a second translation, [`attention_core.words`][attention_core.words]);
+                Chinese → English models only ([`reads_names`][attention_core.pipeline.Translator.reads_names]).
             loop_guard: Keep outputs out of loops: ``True`` is [`LoopGuard()`][attention_core.repetition.LoopGuard]
                 (no token more than three times in a row, no 6-gram twice), a ``LoopGuard`` sets its limits,
                 ``None`` is the task's default (``Task.loop_guard``: on for translation).
