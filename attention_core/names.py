@@ -434,7 +434,7 @@ def _written(name: RareWord, before: list[str], matched: str = "") -> str:
     ``an`` the output has before it is made to agree (``a apple`` → ``an …``; changed in ``before``).
     """
     if name.kind == "word":
-        english = plural(name.english) if matched.endswith("s") and not name.english.endswith("s") else name.english
+        english = plural(name.english) if matched.endswith("s") else name.english  # plural() keeps "customs"
         if before and before[-1].lower() in ("a", "an"):
             article = "an" if english[:1].lower() in "aeiou" else "a"
             before[-1] = article.capitalize() if before[-1][:1].isupper() else article
@@ -493,7 +493,7 @@ def restore(
         placed.append("attention")
     prepared.placed = placed
     out: list[str] = []
-    k = 0
+    k, capital = 0, False
     while k <= len(spans):
         out += [_written(name, out) for name in inserts.get(k, [])]
         if k == len(spans):
@@ -503,9 +503,13 @@ def restore(
             out.append(_written(name, out, words[k]))
             k += size
             if out[-1].endswith(".") and k < len(spans) and words[k] == ".":
-                k += 1  # 9:45 p.m. ends the sentence already
+                k += 1  # 9:45 p.m. ends the sentence already: the word after it starts the next one
+                capital = True
             continue
-        out += [tokens[i] for i in spans[k]]
+        word = [tokens[i] for i in spans[k]]
+        if capital:
+            word[0], capital = word[0][:1].upper() + word[0][1:], False
+        out += word
         k += 1
     text = (detokenize or " ".join)(out)
     rewrites = []  # the beam's other outputs are text: each carrier's forms (and what follows them) by pattern

@@ -125,8 +125,9 @@ def _english(kind: str, match: re.Match[str]) -> RareWord | None:
         if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
             english = f"{hour}:{minute:02d}" + (f" {half_day}" if half_day else "")
             return RareWord(text, start, english, "number", kind, drop_next=clock)
-        if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点; the model knows 三点
-            return RareWord(text, start, f"{hour} o'clock", "number", kind, drop_next=clock)
+        if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点, 晚上十一点; the model knows 三点
+            english = f"{hour} {half_day}" if half_day else f"{hour} o'clock"
+            return RareWord(text, start, english, "number", kind, drop_next=clock)
     elif kind == "year":
         year = value(match.group(1))
         if isinstance(year, int) and "两" not in match.group(1):

@@ -237,7 +237,8 @@ def detokenize_english(tokens: Sequence[str]) -> str:
     """
     text = ""
     quote_open = False
-    for tok in tokens:
+    for i, tok in enumerate(tokens):
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
         if tok == '"':
             text += (" " if text and not quote_open else "") + tok if not quote_open else tok
             quote_open = not quote_open
@@ -249,10 +250,11 @@ def detokenize_english(tokens: Sequence[str]) -> str:
             or text.endswith(("(", "[", "$", "#"))
             or (quote_open and text.endswith('"'))
             or (tok.isdigit() and re.search(r"\d:$", text) is not None)  # 6:00
-            or (len(tok) == 1 and tok.isalpha() and tok != "i" and re.search(r"(?:^|[\s.])[a-z]\.$", text) is not None)
+            or (len(tok) == 1 and tok.isalpha() and after == "."  # a.m., u.s.: a letter between two full stops
+                and re.search(r"(?:^|[\s.])[a-z]\.$", text) is not None)
         )
         text += tok if glue else " " + tok
-    text = re.sub(r"(?<![\w.])i\b(?!\.)", "I", text)
+    text = re.sub(r"(?<![\w.])i\b(?!\.\w)", "I", text)
     text = re.sub(r"(\S+?)([.!?])( +)([a-z])", _capital_after, text)
     return text[:1].upper() + text[1:]
 

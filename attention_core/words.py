@@ -109,7 +109,7 @@ def frequency(word: str) -> int:
 def _noun(word: str) -> bool:
     """Whether jieba tags ``word`` alone as a noun (not a name)."""
     pieces = list(posseg().cut(word))
-    return len(pieces) == 1 and pieces[0].flag.startswith(WORD_TAGS) and not pieces[0].flag.startswith("nr")
+    return len(pieces) == 1 and pieces[0].flag in WORD_TAGS
 
 
 def find_words(text: str) -> list[RareWord]:
@@ -127,7 +127,7 @@ def find_words(text: str) -> list[RareWord]:
         tag = piece.flag
         if tag.startswith("nr") or listed_name(word):
             continue
-        if not tag.startswith(WORD_TAGS):
+        if tag not in WORD_TAGS:
             if not (tag.startswith(GLUED_TAGS) and len(word) >= 3):
                 continue
             ending = next((word[cut:] for cut in range(1, len(word) - 1)

@@ -136,3 +136,5 @@ def test_english_detokeniser_writes_times_and_abbreviations_whole_and_starts_eac
         "No. It's fine! Well... ok."
     assert detokenize_english(["mr", ".", "smith", "said", "i", ".", "e", ".", "no", "."]) == "Mr. smith said i.e. no."
     assert detokenize_english(["it", "costs", "3.50", ".", "i", "paid", "."]) == "It costs 3.50. I paid."
+    assert detokenize_english("so do i .".split()) == "So do I."
+    assert detokenize_english("at 9 p . m . a friend came .".split()) == "At 9 p.m. a friend came."  # "a" is a word

@@ -33,6 +33,7 @@ def found(text: str) -> list[tuple[str, str, str]]:
     ("航班九点四十五分到。", [("九点四十五分", "9:45", "time")]),
     ("他加班到十二点。", [("十二点", "12 o'clock", "time")]),
     ("他晚上十二点才睡。", [("十二点", "12 o'clock", "time")]),  # 晚上 is left to the model after 11
+    ("他晚上十一点才睡。", [("晚上十一点", "11 p.m.", "time")]),
     ("他1998年出生在广州。", [("1998年", "in 1998", "year")]),
     ("二〇二四年很热。", [("二〇二四年", "in 2024", "year")]),
     ("百分之五十的人同意。", [("百分之五十", "50%", "percent")]),
@@ -193,3 +194,12 @@ def test_the_beams_other_outputs_get_the_time_with_its_part_of_the_day_once():
     restored = restore(replace(out, alternatives=others), p, list)
     assert restored.text == "the flight is 9:45 p.m."
     assert restored.alternatives == [("The flight is 9:45 p.m.", -2.0)]  # both say the same now: one
+
+
+def test_the_sentence_after_a_time_that_took_its_full_stop_starts_with_a_capital():
+    name = find_numbers("航班晚上九点四十五分到。它很快就走。")[0]
+    text = "航班晚上九点四十五分到。它很快就走。"
+    p = Prepared(text, "航班三点到。它很快就走。", [Carried(name, "三点", "three|3", 2)])
+    out = output(["the", "flight", "is", "3", "p", ".", "m", ".", ".", "it", "leaves", "soon", "."],
+                 [0, 1, 2, 2, 2, 2, 2, 2, 3, 7, 8, 9, 10], 12)
+    assert restore(out, p, list).text == "the flight is 9:45 p.m. It leaves soon ."

@@ -130,6 +130,12 @@ def test_cli_and_app_say_which_words_were_carried(tmp_path, capsys, monkeypatch)
     assert "words 词语: 花生 → peanut (dictionary; the model read 苹果 and wrote apple)" in info
 
 
+def test_a_plural_carrier_gives_the_plural_of_a_phrase_ending_in_s():
+    p = Prepared("登机牌", "苹果", [Carried(RareWord("登机牌", 0, "boarding pass", "dictionary", kind="word"), "苹果",
+                                        "apple|apples", 0)])
+    assert restore(output(["apples", "."], [0, 1], 2), p, list).text == "boarding passes ."
+
+
 def test_a_carrier_in_any_case_is_replaced():
     p = Prepared("花生", "苹果", [_peanut(0)])
     out = output(["Apple", "."], [0, 1], 2)
