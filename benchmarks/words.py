@@ -38,13 +38,14 @@ def decode(translator, sources: list[str], words: bool, paragraphs: bool) -> tup
 
     tried: set[int] = set()
     sentence = [-1]
+    find_words, missing = pipeline.find_words, pipeline.missing  # the library's, before they are patched below
 
     def find(text):  # called once per sentence, before `missing` is asked about its words
         sentence[0] += 1
-        return pipeline.find_words(text) if words else []
+        return find_words(text) if words else []
 
     def left_out(word, output):
-        if pipeline.missing(word, output):
+        if missing(word, output):
             tried.add(sentence[0])
             return True
         return False
