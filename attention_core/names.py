@@ -53,14 +53,14 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from typing import Any, TypeVar
 
 from attention_core.numbers import PREPOSITIONS, find_numbers
 from attention_core.rare import RareWord
 from attention_core.subword import word_spans
-from attention_core.text import normalize_chinese, plural, posseg
+from attention_core.text import article, normalize_chinese, plural, posseg
 
 OutputT = TypeVar("OutputT", bound=Any)
 """A [`pipeline.Output`][attention_core.pipeline.Output] (not imported: the pipeline imports this module)."""
@@ -427,19 +427,40 @@ def _occurrences(words: Sequence[str], carried: Carried, taken: Mapping[int, tup
     return found
 
 
+def _agreeing(name: RareWord, matched: str, before: str | None) -> tuple[str | None, str]:
+    """A common word's English as the output needs it, with the article before it made to agree.
+
+    The English is plural when the carrier's word was (``books`` → ``peanuts``, ``knives``), and an ``a``/``an``
+    before it (``before``) agrees with its sound (``a apple`` → ``an apple``, ``an university`` → ``a …``), keeping
+    its capital. Returns ``(article or before unchanged, english)``.
+    """
+    english = plural(name.english) if matched.lower().endswith("s") else name.english
+    if before is not None and before.lower() in ("a", "an"):
+        agreed = article(english)
+        before = agreed.capitalize() if before[:1].isupper() else agreed
+    return before, english
+
+
 def _written(name: RareWord, before: list[str], matched: str = "") -> str:
     """A name's English in the output: a year after a preposition the output has is written bare (in 1998).
 
-    A common word is written in the plural when the carrier's word was (``books`` → ``peanuts``), and an ``a`` or
-    ``an`` the output has before it is made to agree (``a apple`` → ``an …``; changed in ``before``).
+    A common word agrees with the carrier's word and the article before it
+    ([`_agreeing`][attention_core.names._agreeing]; the article is changed in ``before``).
     """
     if name.kind == "word":
-        english = plural(name.english) if matched.endswith("s") else name.english  # plural() keeps "customs"
-        if before and before[-1].lower() in ("a", "an"):
-            article = "an" if english[:1].lower() in "aeiou" else "a"
-            before[-1] = article.capitalize() if before[-1][:1].isupper() else article
+        previous, english = _agreeing(name, matched, before[-1] if before else None)
+        if before:
+            before[-1] = previous
         return english
     return name.bare if name.bare and before and before[-1].lower() in PREPOSITIONS else name.english
+
+
+def _rewrite(name: RareWord, match: re.Match) -> str:
+    """A carrier found in one of the beam's other outputs (text), written as the name, agreeing as in the best one."""
+    if name.kind != "word":
+        return (match["article"] + " " if match["article"] else "") + name.english
+    before, english = _agreeing(name, match["form"], match["article"])
+    return (before + " " if before else "") + english
 
 
 def restore(
@@ -518,12 +539,12 @@ def restore(
         follow = "|".join(r"\s*".join(map(re.escape, sequence)) for sequence in c.name.drop_next)  # "p.m." or "p . m ."
         tail = rf"(?:\s*(?:{follow}))?" if follow else ""
         tail += r"(?:\s*\.)?" if c.name.english.endswith(".") else ""  # 9:45 p.m. ends a sentence already
-        rewrites.append((re.compile(rf"(?<![A-Za-z0-9])(?:{forms}){tail}(?![A-Za-z0-9])", re.IGNORECASE),
-                         c.name.english.replace("\\", "\\\\")))
+        pattern = rf"(?<![A-Za-z0-9])(?:(?P<article>an?)\s+)?(?P<form>{forms}){tail}(?![A-Za-z0-9])"
+        rewrites.append((re.compile(pattern, re.IGNORECASE), partial(_rewrite, c.name)))
     alternatives: dict[str, float] = {}
     for other, score in output.alternatives:
-        for pattern, english in rewrites:
-            other = pattern.sub(english, other)
+        for pattern, write in rewrites:
+            other = pattern.sub(write, other)
         if other != text:  # two outputs that differ only in a carrier's form (three, 3) are one now
             alternatives.setdefault(other, score)
     return replace(output, text=text, alternatives=list(alternatives.items()), names=prepared)

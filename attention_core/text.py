@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+import inflect
 import opencc
 
 # Chinese punctuation that NFKC would turn into ASCII; keep it full width.
@@ -269,19 +270,33 @@ def detokenize_chinese(tokens: Sequence[str]) -> str:
     return out
 
 
-def plural(text: str) -> str:
-    """The plural of an English noun phrase's last word (``peanut`` → ``peanuts``, ``boarding pass`` → ``…passes``).
+@functools.cache
+def _inflect() -> inflect.engine:
+    """One ``inflect`` engine (its English plural and article rules)."""
+    return inflect.engine()
 
-    A last word that already ends in ``s`` (``customs``) is kept.
+
+def plural(text: str) -> str:
+    """The plural of an English noun phrase's last word (``knife`` → ``knives``, ``boarding pass`` → ``…passes``).
+
+    The rules are ``inflect``'s (irregular plurals, ``-es`` after a sibilant or an ``o``); a last word that already
+    ends in a single ``s`` (``customs``, ``chopsticks``) is kept.
 
     Examples:
-        >>> [plural(w) for w in ("peanut", "boarding pass", "dumpling", "customs", "hobby", "key")]
-        ['peanuts', 'boarding passes', 'dumplings', 'customs', 'hobbies', 'keys']
+        >>> [plural(w) for w in ("peanut", "boarding pass", "knife", "customs", "hobby", "child", "tomato")]
+        ['peanuts', 'boarding passes', 'knives', 'customs', 'hobbies', 'children', 'tomatoes']
     """
-    if text.endswith(("ss", "sh", "ch", "x", "z")):
-        return text + "es"
-    if text.endswith("s"):
+    head, _, last = text.rpartition(" ")
+    if not last or (last.endswith("s") and not last.endswith("ss")):
         return text
-    if re.search(r"[^aeiou]y$", text):
-        return text[:-1] + "ies"
-    return text + "s"
+    return (head + " " if head else "") + _inflect().plural_noun(last)
+
+
+def article(text: str) -> str:
+    """``a`` or ``an`` before an English phrase, by its sound (``an hour``, ``a university``), as ``inflect`` says.
+
+    Examples:
+        >>> [article(w) for w in ("apple", "hour", "university", "umbrella", "one-way ticket", "FBI agent")]
+        ['an', 'an', 'a', 'an', 'a', 'an']
+    """
+    return _inflect().a(text).split(" ", 1)[0] if text.strip() else "a"

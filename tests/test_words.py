@@ -140,3 +140,29 @@ def test_a_carrier_in_any_case_is_replaced():
     p = Prepared("花生", "苹果", [_peanut(0)])
     out = output(["Apple", "."], [0, 1], 2)
     assert restore(out, p, list).text == "peanut ."
+
+
+def _word(chinese: str, english: str) -> Prepared:
+    return Prepared(chinese, "苹果", [Carried(RareWord(chinese, 0, english, "dictionary", kind="word"), "苹果",
+                                             "apple|apples", 0)])
+
+
+@pytest.mark.parametrize(("english", "words", "expected"), [
+    ("hour", ["an", "apple", "."], "an hour ."),  # by sound, not spelling
+    ("university", ["an", "apple", "."], "a university ."),
+    ("knife", ["two", "apples", "."], "two knives ."),  # an irregular plural
+    ("child", ["An", "apple", "."], "A child ."),  # the article keeps its capital
+])
+def test_the_article_goes_by_sound_and_irregular_plurals_are_written(english, words, expected):
+    out = output(words, list(range(len(words))), len(words))
+    assert restore(out, _word("词", english), list).text == expected
+
+
+def test_the_beams_alternatives_get_the_plural_and_the_agreeing_article_too():
+    out = replace(output(["an", "apple", "."], [0, 0, 1], 2),
+                  alternatives=[("I want an apple.", -1.0), ("Two Apples.", -1.2), ("An apple a day.", -1.5)])
+    restored = restore(out, _word("词", "umbrella stand"), list)
+    assert restored.text == "an umbrella stand ."
+    restored = restore(out, _word("词", "knife"), list)
+    assert restored.text == "a knife ."
+    assert restored.alternatives == [("I want a knife.", -1.0), ("Two knives.", -1.2), ("A knife a day.", -1.5)]
