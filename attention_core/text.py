@@ -283,13 +283,14 @@ def plural(text: str) -> str:
     ends in a single ``s`` (``customs``, ``chopsticks``) is kept.
 
     Examples:
-        >>> [plural(w) for w in ("peanut", "boarding pass", "knife", "customs", "hobby", "child", "tomato")]
-        ['peanuts', 'boarding passes', 'knives', 'customs', 'hobbies', 'children', 'tomatoes']
+        >>> [plural(w) for w in ("peanut", "boarding pass", "knife", "customs", "hobby", "child", "tomato", "DVD")]
+        ['peanuts', 'boarding passes', 'knives', 'customs', 'hobbies', 'children', 'tomatoes', 'DVDs']
     """
     head, _, last = text.rpartition(" ")
     if not last or (last.endswith("s") and not last.endswith("ss")):
         return text
-    return (head + " " if head else "") + _inflect().plural_noun(last)
+    word = last + "s" if last.isupper() and len(last) > 1 else _inflect().plural_noun(last)  # DVDs, not DVDS
+    return (head + " " if head else "") + word
 
 
 def article(text: str) -> str:
