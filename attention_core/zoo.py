@@ -438,7 +438,7 @@ def run_zoo(
         device: Force a device.
         progress: Show progress bars.
         precision: Training precision (``TrainConfig.precision``). The bundled models were trained
-            in ``fp32``; pass it to reproduce them (``auto`` is bfloat16 on a CPU that supports it).
+            in ``fp32`` at earlier recipes (``auto`` is bfloat16 on a CPU that supports it).
     """
     splits_cache: dict[str, Splits] = {}
     for task, variant in ALL_MODELS:
