@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import shlex
 from pathlib import Path
 
 import pytest
+from fences import FENCE
 
 from attention_core.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-CONSOLE = re.compile(r"^```console[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 PROMPT = "$ attention-lab translate "
 
 
@@ -27,9 +26,11 @@ def shown_commands() -> dict[str, list[tuple[str, list[str]]]]:
     found: dict[str, list[tuple[str, list[str]]]] = {}
     for page in sorted((ROOT / "docs").rglob("*.md")):
         text = page.read_text(encoding="utf-8")
-        for block in CONSOLE.finditer(text):
-            first_line = text[: block.start(1)].count("\n") + 1
-            lines = block.group(1).rstrip("\n").split("\n")
+        for block in FENCE.finditer(text):
+            if block["lang"] != "console":
+                continue
+            first_line = text[: block.start("body")].count("\n") + 1
+            lines = block["body"].rstrip("\n").split("\n")
             for k, line in enumerate(lines):
                 if not line.startswith(PROMPT):
                     continue

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from fences import FENCE
 from test_walkthrough import chinese_for_readers, same_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,6 @@ HEADING = {"zh": "## 练习 Exercises", "en": "## Exercises"}
 SUMMARY = {"zh": "答案 Solution", "en": "Solution"}
 SOLUTION = {lang: re.compile(rf'^\?\?\?\+? success "{summary}"\s*$') for lang, summary in SUMMARY.items()}
 CJK = re.compile(r"[\u4e00-\u9fff]")
-FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 
 
 def exercises(text: str, lang: str = "zh") -> list[tuple[str, str, list[str]]]:

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 from app_fixtures import free_port
+from fences import FENCE
 from hub_server import COMMIT, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = {"zh": ROOT / "docs" / "guide" / "own-data.md", "en": ROOT / "docs" / "guide" / "own-data.en.md"}
-FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 APP = "python app.py"
 TAB = "你的模型 Your models"
 TOKEN = "secret"

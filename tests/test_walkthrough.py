@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from fences import FENCE
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "walkthrough.md"
 ENGLISH = ROOT / "docs" / "walkthrough.en.md"
-FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # characters and CJK / full-width punctuation
