@@ -36,6 +36,7 @@ import resource
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,10 +74,10 @@ def _examples(workload: str) -> tuple[list, int, int, dict]:
     return encode_pairs(mixture[::40], task, src, tgt, 50), len(src), len(tgt), options
 
 
-def worker(workload: str, batches: int, rounds: int) -> dict:
-    """One workload's training speed in this process (whatever allocator it was started with)."""
+def workload_step(workload: str) -> tuple[list, Callable, str]:
+    """A workload's real examples, and the trainer's step on a fresh model (seed 0) at the trainer's precision."""
     import torch
-    from bench import ours_step, train_throughput
+    from bench import ours_step
 
     from attention_core.config import ModelConfig
     from attention_core.precision import resolve_precision
@@ -86,7 +87,15 @@ def worker(workload: str, batches: int, rounds: int) -> dict:
     precision = resolve_precision("auto", torch.device("cpu"))
     torch.manual_seed(0)
     model = build_model(ModelConfig(src_vocab_size=src_size, tgt_vocab_size=tgt_size, **options))
-    row = train_throughput(examples, 64, ours_step(model, precision), batches, rounds=rounds)
+    return examples, ours_step(model, precision), precision
+
+
+def worker(workload: str, batches: int, rounds: int) -> dict:
+    """One workload's training speed in this process (whatever allocator it was started with)."""
+    from bench import train_throughput
+
+    examples, step, precision = workload_step(workload)
+    row = train_throughput(examples, 64, step, batches, rounds=rounds)
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     row["precision"] = precision
     return row

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,27 +48,22 @@ from attention_core.allocator import find_allocator  # noqa: E402
 WORKLOADS = ("couplet", "translation")
 
 
-def _wait_for(path: Path) -> None:
+def _wait_for(path: Path, procs: Sequence[subprocess.Popen] = ()) -> None:
+    """Wait until ``path`` exists; stop if one of ``procs`` (the workers waited on) has ended without making it."""
     while not path.exists():
+        if any(proc.poll() is not None for proc in procs):
+            raise SystemExit(f"a worker ended before {path.name}")
         time.sleep(0.05)
 
 
 def worker(workload: str, threads: int, batches: int, seconds: float, sync: Path) -> dict:
     """Train ``workload`` for ``seconds`` after a warm-up pass; waits at two barriers in ``sync`` (see module)."""
     import torch
-    from allocator import _examples
-    from bench import batch_stream, ours_step
-
-    from attention_core.config import ModelConfig
-    from attention_core.precision import resolve_precision
-    from attention_core.seq2seq import build_model
+    from allocator import workload_step
+    from bench import batch_stream
 
     torch.set_num_threads(threads)
-    examples, src_size, tgt_size, options = _examples(workload)
-    precision = resolve_precision("auto", torch.device("cpu"))
-    torch.manual_seed(0)
-    model = build_model(ModelConfig(src_vocab_size=src_size, tgt_vocab_size=tgt_size, **options))
-    step = ours_step(model, precision)
+    examples, step, precision = workload_step(workload)
     stream = batch_stream(examples, 64, batches, None)
     (sync / f"{workload}.loaded").touch()
     _wait_for(sync / "warm")
@@ -100,7 +96,7 @@ def measure(workloads: tuple[str, ...], threads: int, batches: int, seconds: flo
                                   env=env, stdout=subprocess.PIPE, text=True) for w in workloads]
         for barrier, stage in (("warm", "loaded"), ("go", "warm")):
             for w in workloads:
-                _wait_for(sync / f"{w}.{stage}")
+                _wait_for(sync / f"{w}.{stage}", procs)
             (sync / barrier).touch()
         results = []
         for proc in procs:
