@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 import torch.distributed as dist
 
@@ -43,9 +46,44 @@ from attention_core.parallel import (
 from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
 from attention_core.precision import PRECISIONS
 from attention_core.scores import SCORES
-from attention_core.training import TrainConfig, TrainError, fit, own_task, pick_device
+from attention_core.training import (
+    CHECKPOINT,
+    TrainConfig,
+    TrainError,
+    claim_run_folder,
+    fit,
+    own_task,
+    pick_device,
+)
 
 DATA_HELP = f"data folder (default: ${DATA_ENV}, else ~/.cache/attention-lab/data; `attention-lab data pull` fills it)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes end in one ``error:`` line and a pointer to ``--help``.
+
+    argparse prints the whole usage block first (some 40 lines for ``train``), with the one useful line last.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message}\n(`{self.prog} --help` lists the options)\n")
+
+
+def _field_help(cls: type) -> dict[str, str]:
+    """Each attribute's description in a Google-style docstring's ``Attributes:`` section, on one line."""
+    helps: dict[str, str] = {}
+    name = None
+    section = (cls.__doc__ or "").split("Attributes:", 1)[-1]
+    for line in section.splitlines():
+        field = re.match(r"^ {8}(\w+): (.*)$", line)
+        if field:
+            name, helps[field.group(1)] = field.group(1), field.group(2)
+        elif name and line.startswith(" " * 12):
+            helps[name] += " " + line.strip()
+        elif line.strip():
+            name = None
+    link = re.compile(r"\[`?([^\]`]+)`?\]\[[\w.]+\]")  # mkdocstrings' [`Name`][module.Name] → Name
+    return {k: link.sub(r"\1", v).replace("``", "").replace("%", "%%") for k, v in helps.items()}
 
 
 def _window(value: str) -> int | None | str:
@@ -158,7 +196,7 @@ def _own_task_and_splits(args: argparse.Namespace, seed: int) -> tuple[Task, Spl
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the command line)."""
-    parser = argparse.ArgumentParser(prog="attention-lab", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="attention-lab", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train a model: a bundled task from the data folder, or a corpus of your own")
@@ -190,11 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(translation; tv4dialog also holds out whole episodes as tv4dialog-test and tv4dialog-dev); "
                         "default: none, or the --init model's")
     p.add_argument("--split-seed", type=int, default=None, help="default: 1234, or the --init model's")
+    helps = _field_help(TrainConfig)
     for field, default in TrainConfig().__dict__.items():
         flag = "--" + field.replace("_", "-")
         kind = type(default) if default is not None else int
         choices = PRECISIONS if field == "precision" else None
-        p.add_argument(flag, type=kind, default=default, choices=choices, dest=f"train_{field}")
+        p.add_argument(flag, type=kind, default=default, choices=choices, dest=f"train_{field}",
+                       metavar=None if choices else field.upper(),
+                       help=f"{helps.get(field, '')} (default: {'all' if default is None else default})")
     p.add_argument("--device", default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_own_corpus(p)
@@ -316,7 +357,9 @@ def _load(model: str, device: str | None) -> Translator:
 
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "train":
-        train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")})
+        train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")}).validate()
+        pick_device(args.device)  # a bad setting, device or --out fails before the corpus is read
+        claim_run_folder(args.out, args.resume)
         options = dict(
             decoder=args.decoder,
             score=args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general"),
@@ -349,10 +392,15 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         extra = args.extra if args.extra is not None else data_info.get("extra", [])
         if not isinstance(seed, int) or not isinstance(extra, list):
             raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
+        if args.task != PARALLEL and (args.corpus or args.dev or args.test):
+            raise InputError(f"--corpus, --dev and --test are for a corpus of your own: add --task {PARALLEL} "
+                             f"(--task {args.task} trains on the bundled corpus in the data folder)")
         if args.task == PARALLEL:
             task, splits = _own_task_and_splits(args, seed)
         else:
             task, splits = TASKS[args.task], load_splits(args.task, args.data, seed, extra)
+        if args.resume and not (Path(args.out) / CHECKPOINT).is_file():
+            print(f"note: {args.out} holds no checkpoint to resume; starting a new run", file=sys.stderr)
         if splits.info.get("skipped_lines"):
             print(
                 f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
@@ -374,6 +422,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
         return 0
     if args.command == "evaluate":
+        if args.limit is not None and args.limit < 1:
+            raise InputError(f"--limit must be at least 1, got {args.limit}")
+        if args.report:
+            _check_destination(args.report)  # before the decoding, not after it
         translator = _load(args.model, args.device)
         if args.test:
             pairs = Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split,
@@ -407,14 +459,13 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
         report["model_path"] = str(args.model)
         report["split"] = "given: " + " ".join(args.test) if args.test else args.split
-        text = json.dumps(report, ensure_ascii=False, indent=2)
-        if args.report:
-            atomic_write_text(args.report, text)
         summary = {k: round(report[k], 2) if isinstance(report[k], float) else report[k]
                    for k in ("n", "bleu", "chrf", "decode_seconds")}
         if "couplet" in report:
             summary["couplet"] = report["couplet"]
-        print(json.dumps(summary, ensure_ascii=False))
+        print(json.dumps(summary, ensure_ascii=False), flush=True)  # shown even if the report cannot be written
+        if args.report:
+            atomic_write_text(args.report, json.dumps(report, ensure_ascii=False, indent=2))
         return 0
     if args.command in ("translate", "couplet"):
         translator = _load(args.model, args.device)
@@ -423,9 +474,22 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 f"{args.model} is a {translator.task.name} model; use "
                 f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
             )
-        texts = args.text or [line for line in sys.stdin.read().splitlines() if line.strip()]
+        if not args.text:
+            try:
+                given = sys.stdin.read()
+            except UnicodeDecodeError:
+                raise InputError("the input on stdin is not UTF-8 text (GBK or another encoding?): convert it, "
+                                 "e.g. `iconv -f gbk -t utf-8`") from None
+        texts = args.text or [line for line in given.splitlines() if line.strip()]
+        _check_utf8(texts)
         if not texts:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
+        if len(texts) > 1:  # one bad line among many: say which
+            for i, text in enumerate(texts, 1):
+                try:
+                    translator.tokenize(text)
+                except InputError as err:
+                    raise InputError(f"input {i}: {err}") from None
         options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args))
         if getattr(args, "names", False):
             options["names"] = True
@@ -460,6 +524,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 args.precision)
         return 0
     if args.command == "export":
+        out = Path(args.out)
+        if not args.out.strip() or out.is_file() or (out.is_dir() and any(out.iterdir())):
+            raise InputError(f"--out {args.out!r}: export writes a new model folder; give a new or empty folder "
+                             "(it never replaces what is there)")
         translator = _load(args.model, "cpu")
         save_pretrained(translator, args.out, half=args.half)
         readme = Path(args.model) / "README.md"
@@ -480,6 +548,28 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             return 2
         return 0
     raise AssertionError(args.command)
+
+
+def _check_destination(path: str) -> None:
+    """Refuse a report path that cannot be written, before the work whose result it holds."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--report {path} is a folder: give a file name, e.g. {target / 'report.json'}")
+    parent = next((p for p in target.parents if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise InputError(f"--report {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"--report {path}: cannot write in {parent}")
+
+
+def _check_utf8(texts: Sequence[str]) -> None:
+    """Refuse input that was not UTF-8 (the shell hands such bytes over as lone surrogates)."""
+    for i, text in enumerate(texts, 1):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"input {i} is not UTF-8 text (GBK or another encoding?): convert it, e.g. "
+                             "`iconv -f gbk -t utf-8`") from None
 
 
 def _data(args: argparse.Namespace) -> int:
@@ -533,8 +623,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted; the last finished epoch is saved, continue with --resume (and the same --init)",
-              file=sys.stderr)
+        if args.command == "train":
+            saved = (Path(args.out) / CHECKPOINT).is_file()
+            again = " and the same --init" if args.init else ""
+            print("interrupted; " + (f"the last checkpoint is saved: continue with --resume{again}" if saved
+                                     else "nothing was saved yet"), file=sys.stderr)
+        elif args.command == "zoo":
+            print("interrupted; run the same command again to continue from the last checkpoints", file=sys.stderr)
+        else:
+            print("interrupted", file=sys.stderr)
         return 130
 
 

@@ -52,6 +52,16 @@ class ModelLoadError(ValueError):
     """A model folder is missing, incomplete, or its tensors do not match its config."""
 
 
+def _file_mode() -> int:
+    """The mode ``open()`` gives a new file under this process's umask (``0o644`` under the usual ``022``)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _file_mode()
+
+
 def atomic_write(path: str | Path, write: Any) -> None:
     """Write a file atomically: ``write(tmp_path)`` fills a temporary file that then replaces ``path``.
 
@@ -65,6 +75,7 @@ def atomic_write(path: str | Path, write: Any) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, _FILE_MODE)  # mkstemp's 0600 would hide the file from other users and services
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -321,6 +332,8 @@ def load_folder(
         ModelLoadError: With a message naming the missing file, bad field or mismatched tensor.
     """
     folder = Path(folder)
+    if folder.is_file():
+        raise ModelLoadError(f"{folder} is a file: a model is a folder (config.json, model.safetensors, vocabularies)")
     if not folder.is_dir():
         raise ModelLoadError(f"model folder {folder} does not exist")
     missing = [name for name in FILES if not (folder / name).is_file()]

@@ -209,6 +209,8 @@ def script_direction(texts: Iterable[str], sample: int = 2000) -> str:
 
 def _read_text(path: Path) -> str:
     """A corpus file as text, refusing a missing, empty, binary or non-UTF-8 file with one clear message."""
+    if path.is_dir():
+        raise DataError(f"corpus file {path} is a folder: give a file (or a dataset folder with --format hf)")
     if not path.is_file():
         raise DataError(f"corpus file {path} not found")
     data = path.read_bytes()
@@ -222,6 +224,20 @@ def _read_text(path: Path) -> str:
         line = data[: err.start].count(b"\n") + 1
         raise DataError(f"corpus file {path} is not UTF-8 text (an invalid byte on line {line}): "
                         "convert it, e.g. `iconv -f <encoding> -t utf-8`") from None
+
+
+def _lines(path: Path) -> list[str]:
+    r"""A corpus file's lines, split at line feeds only (``\n``, ``\r\n``; ``\r`` in a file without ``\n``).
+
+    Not ``str.splitlines``, which also breaks at characters that occur inside scraped or subtitle text (U+2028,
+    U+0085, form feed …) and would shift every later line of a line-aligned file by one; ``_normalize`` turns
+    those characters into spaces.
+    """
+    text = _read_text(path)
+    lines = text.split("\n" if "\n" in text else "\r")
+    if lines[-1] == "":  # the file ends with a line break
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 def _field(record: Any, name: str) -> Any:
@@ -252,7 +268,7 @@ def _gather(candidates: Iterable[tuple[str, str] | None]) -> tuple[list[tuple[st
 
 
 def _read_tsv(path: Path) -> Corpus:
-    rows = [line.split("\t") for line in _read_text(path).splitlines() if line.strip()]
+    rows = [line.split("\t") for line in _lines(path) if line.strip()]
     if not any(len(fields) > 1 for fields in rows):
         raise DataError(f"{path} has one column (no line has a tab): write source<TAB>target, one pair per line, "
                         "or give two line-aligned files")
@@ -261,7 +277,7 @@ def _read_tsv(path: Path) -> Corpus:
 
 
 def _read_lines(source: Path, target: Path) -> Corpus:
-    src_lines, tgt_lines = _read_text(source).splitlines(), _read_text(target).splitlines()
+    src_lines, tgt_lines = _lines(source), _lines(target)
     if len(src_lines) != len(tgt_lines):
         raise DataError(f"{source} has {len(src_lines):,} lines but {target} has {len(tgt_lines):,}: "
                         "line-aligned files pair line i with line i, so they need the same number of lines")
@@ -277,7 +293,7 @@ def _json(line: str) -> Any:
 
 
 def _read_jsonl(path: Path, source_field: str, target_field: str) -> Corpus:
-    records = [_json(line) for line in _read_text(path).splitlines() if line.strip()]
+    records = [_json(line) for line in _lines(path) if line.strip()]
     objects = [record for record in records if isinstance(record, dict)]
     if not objects:
         raise DataError(f"{path} is not JSON lines: each line must be an object such as "
@@ -470,7 +486,10 @@ def split_parallel(train: Source, dev: Source | None = None, test: Source | None
     pool = [p for p in unique if _key(p[0]) not in held_out]
     dropped = len(unique) - len(pool)
     if len(pool) < MIN_PAIRS:
-        raise DataError(f"{corpus.path} has {len(pool)} usable pairs ({corpus.skipped} malformed lines skipped"
+        duplicates = len(corpus.pairs) - len(unique)
+        raise DataError(f"{corpus.path} has {len(pool)} usable pair{'' if len(pool) == 1 else 's'} "
+                        f"({corpus.skipped} malformed lines skipped"
+                        + (f", {duplicates} duplicate pairs dropped" if duplicates else "")
                         + (f", {dropped} whose source is in the dev or test file" if dropped else "")
                         + f"); training needs at least {MIN_PAIRS}")
     groups: dict[str, list[tuple[str, str]]] = {}

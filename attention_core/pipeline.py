@@ -20,7 +20,7 @@ from attention_core.repetition import LoopGuard
 from attention_core.search import Chain, beam_search_nbest, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
 from attention_core.subword import word_rows
-from attention_core.text import has_chinese, split_sentences
+from attention_core.text import has_chinese, split_sentences, strip_invisible
 from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
 from attention_core.words import find_words, missing
@@ -160,7 +160,7 @@ class Translator:
             InputError: If the text has no token, no Chinese character (the bundled tasks read
                 Chinese; ``task.chinese_source``), or more than ``max_tokens`` tokens.
         """
-        tokens = self.task.tokenize_src(text or "")
+        tokens = self.task.tokenize_src(strip_invisible(text or ""))
         if not tokens:
             raise InputError("the input is empty: type a sentence first")
         if self.task.chinese_source and not has_chinese(text):
@@ -363,6 +363,7 @@ class Translator:
             InputError: On an empty or over-long input, or ``names`` for a model that does not read Chinese
                 into English.
         """
+        texts = [strip_invisible(t or "") for t in texts]  # a byte-order mark is not a token
         constrained = self.task.constrained if constrained is None else constrained
         loop_guard = self.task.loop_guard if loop_guard is None else loop_guard
         if names and not self.reads_names:

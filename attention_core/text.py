@@ -47,6 +47,25 @@ _ENGLISH_TRAILERS = "\"'”’»)]}*- \t"
 """What may follow an English line's last punctuation mark: closing quotes and brackets, song marks, dashes."""
 
 
+_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u2060\u200e\u200f\u00ad"))
+"""Characters that show nothing: the byte-order mark a Windows editor puts before a file's first line, the word
+joiner, the direction marks, the soft hyphen. (The zero-width space is not among them: five cmn-eng sentences hold
+one, so the bundled models have seen it.)"""
+
+
+def strip_invisible(text: str) -> str:
+    """The text without characters that show nothing (a byte-order mark, direction marks …).
+
+    An input pasted from a file saved by Notepad starts with a byte-order mark; without this the model reads it
+    as a token it never saw.
+
+    Examples:
+        >>> strip_invisible("\ufeff我爱你。")
+        '我爱你。'
+    """
+    return text.translate(_INVISIBLE)
+
+
 @functools.cache
 def _t2s() -> opencc.OpenCC:
     return opencc.OpenCC("t2s")

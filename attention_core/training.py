@@ -7,10 +7,12 @@ the corpus trainer, the tests and the app's live-training tab all call it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ from attention_core.batch import Batch
 from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
-from attention_core.hub import SUBWORDS, atomic_write, atomic_write_text, save_pretrained
+from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
 from attention_core.names import known_names
 from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
@@ -38,7 +40,7 @@ from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_p
 from attention_core.scores import SCORES
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.subword import Subwords
-from attention_core.vocab import Vocab
+from attention_core.vocab import SPECIALS, Vocab
 
 
 def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing: float = 0.0) -> Tensor:
@@ -219,9 +221,20 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         """Raise ``ValueError`` naming the first bad field."""
-        for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam", "main_repeat"):
+        for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam", "main_repeat", "patience"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("max_train", "max_dev"):  # None: all
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("clip", "min_lr", "lr_patience"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not 0 < self.lr_decay < 1:
+            raise ValueError(f"lr_decay (the factor the learning rate is multiplied by) must be in (0, 1), "
+                             f"got {self.lr_decay}")
         if self.subword_vocab < 0 or 0 < self.subword_vocab <= 4:
             raise ValueError(f"subword_vocab must be 0 (whole words) or more than 4, got {self.subword_vocab}")
         if self.max_pairs is not None and self.max_pairs < 1:
@@ -250,9 +263,28 @@ def _distributed() -> tuple[int, int]:
 
 
 def pick_device(device: str | None = None) -> torch.device:
-    """``device`` if given, else CUDA (this process's ``LOCAL_RANK``) when available, else CPU."""
+    """``device`` if given, else CUDA (this process's ``LOCAL_RANK``) when available, else CPU.
+
+    Raises:
+        ValueError: If ``device`` is not a device name (``cpu``, ``cuda``, ``cuda:1`` …) or names a CUDA device
+            this machine does not have.
+    """
     if device:
-        return torch.device(device)
+        try:
+            chosen = torch.device(device)
+        except RuntimeError:
+            raise ValueError(f"unknown device {device!r}: use cpu, cuda or cuda:N") from None
+        if chosen.type == "cuda":
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if count == 0:
+                raise ValueError(f"device {device!r}: this machine (or this PyTorch build) has no CUDA GPU; "
+                                 "use cpu")
+            if chosen.index is not None and chosen.index >= count:
+                raise ValueError(f"device {device!r}: this machine has {count} CUDA GPU(s), cuda:0 to "
+                                 f"cuda:{count - 1}")
+        elif chosen.type == "mps" and not torch.backends.mps.is_available():
+            raise ValueError(f"device {device!r}: MPS is not available on this machine; use cpu")
+        return chosen
     if torch.cuda.is_available():
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
     return torch.device("cpu")
@@ -354,9 +386,13 @@ def fit(
         A summary: best dev BLEU, epochs run, whether training finished, the history.
 
     Raises:
-        TrainError: If ``out_dir`` holds a checkpoint and ``resume`` is false, the checkpoint does
-            not fit (or continues a model and ``init`` is missing), or ``init`` belongs to another
-            task, disagrees with ``model_options`` or has already run ``train_cfg.epochs``.
+        TrainError: If ``out_dir`` may not be written
+            ([`claim_run_folder`][attention_core.training.claim_run_folder]: a run without ``resume``, a model that
+            is not a run's, a file or an unwritable place), the checkpoint is damaged, does not fit, was trained on
+            other data (vocabularies, training pair counts or dev set) or continues a model and ``init`` is
+            missing, or ``init`` belongs to another task, disagrees with ``model_options`` or has already run
+            ``train_cfg.epochs``.
+        ValueError: For a bad setting in ``train_cfg`` or an unknown ``device``.
     """
     train_cfg = _settle_settings(train_cfg, init, model_options)
     rank, world = _distributed()
@@ -368,11 +404,17 @@ def fit(
     torch.manual_seed(train_cfg.seed)
     data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume)
     run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
+    fingerprint = _fingerprint(data)
     if ckpt is not None:
         _restore(run, ckpt, out / CHECKPOINT, dev_)
+        if run.state.get("data", fingerprint) != fingerprint:  # checkpoints before the fingerprint have none
+            raise TrainError(f"{out / CHECKPOINT} was trained on other data (the vocabularies, the number of "
+                             "training pairs or the dev set differ): resume with the corpus and data options the "
+                             "run began with, or choose another --out folder")
         _extend(run.state, train_cfg)
     else:
         (out / KNOWN_NAMES).unlink(missing_ok=True)  # a fresh run finds its own (a crashed first try may have left one)
+    run.state["data"] = fingerprint
     translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
                             _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
                                       out if task.name == "translation" else None))
@@ -446,17 +488,68 @@ def _settle_settings(train_cfg: TrainConfig, init: Translator | None, model_opti
     return train_cfg
 
 
+def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
+    """Check, before any work, that a run may write into ``out``.
+
+    A run never replaces what it did not make: a folder holding a training run is continued only with
+    ``resume``, and one holding a model without a checkpoint (an exported or downloaded model) is refused.
+    A file is written there (and removed, with any folder made for it), so an unwritable place fails now, not after
+    an epoch.
+
+    Args:
+        out: The run's folder.
+        resume: Continue the run in ``out``.
+
+    Returns:
+        The folder.
+
+    Raises:
+        TrainError: If ``out`` is empty, a file, an unwritable place, holds a run and ``resume`` is false, or
+            holds a model that is not a run's.
+    """
+    if not str(out).strip():
+        raise TrainError("the output folder is empty: name one with --out")
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise TrainError(f"{folder} is a file, not a folder: choose another --out folder")
+    if (folder / CHECKPOINT).exists():
+        if not resume:
+            raise TrainError(f"{folder} already holds a training run; pass --resume to continue it, "
+                             "or choose another --out folder")
+    elif any((folder / name).exists() for name in (CONFIG, WEIGHTS)):
+        raise TrainError(f"{folder} holds a model that is not a training run (no {CHECKPOINT}): training would "
+                         "replace it; choose another --out folder (to train that model further, give it as --init)")
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    try:  # a file written and removed: an unwritable place fails now, not when the first epoch is saved
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test.")  # one per process (torchrun)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise TrainError(f"cannot write in {folder}: {err.strerror or err}") from None
+    for created in missing:  # a refused run leaves nothing behind; the run creates them when it saves
+        try:
+            created.rmdir()
+        except OSError:  # another process of the run is using it
+            break
+    return folder
+
+
 def _read_checkpoint(out: Path, resume: bool, init: Translator | None, device: torch.device) -> dict | None:
     """The checkpoint to resume from (``None`` for a new run); refuses to overwrite a run or to lose its ``init``."""
+    claim_run_folder(out, resume)
     path = out / CHECKPOINT
-    if path.exists() and not resume:
-        raise TrainError(
-            f"{out} already holds a training run; pass --resume to continue it, "
-            "or choose another --out folder"
-        )
-    ckpt = torch.load(path, map_location=device, weights_only=True) if resume and path.exists() else None
-    if ckpt is not None and init is None and json.loads(ckpt["state"]).get("continued"):
-        raise TrainError(f"{out} continues a trained model: resume it with the same --init (fit's init)")
+    if not (resume and path.exists()):
+        return None
+    try:
+        ckpt = torch.load(path, map_location=device, weights_only=True)
+        continued = json.loads(ckpt["state"]).get("continued")
+    except Exception as err:  # truncated, empty or not a checkpoint: one line, and the way out
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise TrainError(f"{path} is damaged and cannot be resumed ({reason}); restore a copy, or move it away "
+                         "to start the run again") from None
+    if continued and init is None:
+        raise TrainError(f"{out} continues a trained model: resume it with the same --init as the run began with")
     return ckpt
 
 
@@ -475,10 +568,15 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
         src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
                                             bool(model_options.get("share_embeddings")))
     main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
+    for side, vocab in (("source", src_vocab), ("target", tgt_vocab)):
+        if len(vocab) == len(SPECIALS):
+            raise TrainError(f"the {side} vocabulary is empty: no {side} token occurs min_freq={train_cfg.min_freq} "
+                             "times in the training split (lower --min-freq)")
     own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
     extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
     if not own + extra:
-        raise TrainError("no training pairs left after tokenisation and length filtering")
+        raise TrainError("no training pairs left after tokenisation and length filtering: every pair has a side "
+                         f"longer than max_len={train_cfg.max_len} tokens (raise --max-len)")
     return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history)
 
 
@@ -519,12 +617,21 @@ def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: T
     return _Run(model, train_model, optimizer, scheduler, scaler, AMP_DTYPES[precision], state)
 
 
+def _fingerprint(data: _Data) -> str:
+    """What a run trains and selects on, as a short hash: vocabularies, training pair counts and dev pairs."""
+    record = [data.src_vocab.itos, data.tgt_vocab.itos, len(data.own), len(data.extra), [list(p) for p in data.dev]]
+    return hashlib.sha256(json.dumps(record, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
 def _restore(run: _Run, ckpt: dict, path: Path, device: torch.device) -> None:
     """Load a checkpoint's weights, optimiser, schedule, state and random states into the run."""
     try:
         run.model.load_state_dict(ckpt["model"])
-    except RuntimeError as err:
-        raise TrainError(f"{path} does not fit this model and data: {str(err).splitlines()[0]}") from None
+    except RuntimeError as err:  # the first line only says "Error(s) in loading state_dict"; the next names one
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        raise TrainError(f"{path} does not fit this model and data ({lines[min(1, len(lines) - 1)]}): resume with "
+                         "the options and data the run began with (its command is in the model's config.json, "
+                         "meta.command)") from None
     run.optimizer.load_state_dict(ckpt["optimizer"])
     run.scheduler.load_state_dict(ckpt["scheduler"])
     run.state = json.loads(ckpt["state"])
@@ -809,7 +916,11 @@ def own_task(spec: TaskSpec, train_pairs: Sequence[tuple[str, str]], out: str | 
         train_pairs: The training split.
         out: The run's folder.
         resume: Reuse the models already in ``out``.
+
+    Raises:
+        TrainError: If ``out`` may not be written ([`claim_run_folder`][attention_core.training.claim_run_folder]).
     """
+    claim_run_folder(out, resume)  # before the subword models are written into it
     models = [
         _subwords(Path(out) / name, (whitespace_words(pair[column]) for pair in train_pairs), side.bpe_size, resume)
         if side.tokenizer == "bpe" else None

@@ -29,3 +29,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    """A tiny untrained Chinese → English model (local-m attention) saved in a folder."""
+    from attention_core.config import ModelConfig
+    from attention_core.data import get_task
+    from attention_core.hub import save_pretrained
+    from attention_core.pipeline import Translator
+    from attention_core.seq2seq import build_model
+    from attention_core.vocab import Vocab
+
+    src = Vocab(list(dict.fromkeys("我喜欢自然语言处理今天气很好")))
+    tgt = Vocab("i like natural language processing the weather is nice today .".split())
+    cfg = ModelConfig(
+        src_vocab_size=len(src),
+        tgt_vocab_size=len(tgt),
+        hidden_size=16,
+        emb_size=8,
+        attention="local-m",
+        window=2,
+    )
+    save_pretrained(Translator(build_model(cfg), src, tgt, get_task("translation")), tmp_path / "m")
+    return tmp_path / "m"
