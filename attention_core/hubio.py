@@ -73,6 +73,21 @@ def hub_errors(action: str, repo_id: str) -> Iterator[None]:
         raise  # a local error (a full disk, a permission) is not the network's
 
 
+def check_repo_id(repo_id: str) -> None:
+    """Refuse a name the Hub cannot hold (``you/model``: letters, digits, ``-``, ``_``, ``.``), with the rule.
+
+    Raises:
+        HubError: If ``repo_id`` is not a valid repo id.
+    """
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        raise HubError(f"{repo_id!r} is not a Hub repo id: write owner/name with letters, digits, '-', '_' and '.' "
+                       "(at most 96 characters), e.g. you/attention-lab-couplet") from None
+
+
 def upload(
     repo_id: str,
     files: Mapping[str, Path | bytes],
@@ -103,6 +118,7 @@ def upload(
 
     if repo_type not in REPO_TYPES:
         raise ValueError(f"repo_type must be one of {REPO_TYPES}, got {repo_type!r}")
+    check_repo_id(repo_id)  # a typo is named before the token is looked for
     token = token or get_token()
     if not token:
         raise HubError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (a token with write access)")

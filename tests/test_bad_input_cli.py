@@ -255,3 +255,10 @@ def test_a_file_given_as_a_model_or_a_folder_as_a_corpus_is_named(tmp_path, corp
     assert "is a file: a model is a folder" in _error(capsys)
     assert main(["train", "--task", "parallel", "--corpus", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "is a folder" in _error(capsys)
+
+
+def test_a_repo_id_the_hub_cannot_hold_is_named_before_the_token_is_asked_for(run, capsys, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    assert main(["push", "--model", str(run), "--repo", "bad name!!"]) == 2
+    err = _error(capsys)
+    assert "is not a Hub repo id" in err and "token" not in err
