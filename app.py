@@ -83,13 +83,15 @@ def main(argv: list[str] | None = None) -> None:
     from starlette.routing import Mount
 
     from attention_core.hub import ModelLoadError
+    from attention_core.training import pick_device
     from demo.docs_site import DocsSite
     from demo.models import ModelRegistry
     from demo.ui import CSS, build_app, warm
 
     try:
+        pick_device(args.device)  # a typo, or cuda on a machine without one: one line, not a traceback
         registry = ModelRegistry.start(args.models, args.hub_repo, device=args.device)
-    except ModelLoadError as err:
+    except (ModelLoadError, ValueError) as err:
         fail(str(err))
     docs = DocsSite(args.docs)
     app = build_app(registry)
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     try:
         app.launch(server_name=args.host, server_port=args.port, share=args.share, theme=theme, css=CSS,
+                   max_file_size="1mb",  # the app takes no uploads: a stranger's upload must not fill the disk
                    footer_links=["api"], app_kwargs={"routes": [Mount("/docs", app=docs, name="docs")]})
     except OSError as err:  # the port was taken between the check and the launch
         fail(f"cannot listen on {args.host}:{args.port} ({err}); start with --port N")

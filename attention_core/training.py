@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from attention_core.names import known_names
 from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
 from attention_core.pipeline import Translator
 from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
+from attention_core.runlock import hold, owner
 from attention_core.scores import SCORES
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.subword import Subwords
@@ -391,14 +393,26 @@ def fit(
             is not a run's, a file or an unwritable place), the checkpoint is damaged, does not fit, was trained on
             other data (vocabularies, training pair counts or dev set) or continues a model and ``init`` is
             missing, or ``init`` belongs to another task, disagrees with ``model_options`` or has already run
-            ``train_cfg.epochs``.
+            ``train_cfg.epochs``, or another process is training in ``out_dir``
+            ([`attention_core.runlock`][attention_core.runlock]).
         ValueError: For a bad setting in ``train_cfg`` or an unknown ``device``.
     """
     train_cfg = _settle_settings(train_cfg, init, model_options)
     rank, world = _distributed()
     dev_ = pick_device(device)
+    out = claim_run_folder(out_dir, resume)
+    with hold(out) if rank == 0 else nullcontext(True) as mine:  # one process writes the folder (rank 0 under torchrun)
+        if not mine:
+            raise TrainError(f"{out} is being trained by another process (pid {owner(out)}): wait for it to finish, "
+                             "or choose another --out folder")
+        return _fit(task, splits, out, model_options, train_cfg, resume, dev_, progress, command, init, rank, world)
+
+
+def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: TrainConfig, resume: bool,
+         dev_: torch.device, progress: bool, command: str | None, init: Translator | None, rank: int,
+         world: int) -> dict:
+    """[`fit`][attention_core.training.fit] in a folder this process holds."""
     precision = resolve_precision(train_cfg.precision, dev_)
-    out = Path(out_dir)
     ckpt = _read_checkpoint(out, resume, init, dev_)
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)

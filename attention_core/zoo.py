@@ -12,11 +12,8 @@ comparison is about attention alone.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shlex
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -27,6 +24,7 @@ from attention_core.data import TASKS, Splits, load_splits
 from attention_core.evaluation import evaluate
 from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
+from attention_core.runlock import hold
 from attention_core.training import TrainConfig, build_vocabs, fit
 from attention_core.transformer import TRANSFORMER
 
@@ -270,45 +268,6 @@ def _subword_line(translator: Translator) -> str:
             "`tokenizers`), so any word can be spelled; `<unk>` is never generated.\n")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@contextmanager
-def claim(run_dir: Path) -> Iterator[bool]:
-    """Claim a model for this process (a ``.lock`` file with our pid), so parallel zoo runs split the work.
-
-    Yields:
-        ``True`` if claimed; ``False`` if another live process holds it. A stale lock is taken over.
-    """
-    run_dir.mkdir(parents=True, exist_ok=True)
-    lock = run_dir / ".lock"
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            text = lock.read_text().strip()
-            if text.isdigit() and _alive(int(text)):
-                yield False
-                return
-            lock.unlink(missing_ok=True)  # stale: its process is gone
-            continue
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        try:
-            yield True
-        finally:
-            lock.unlink(missing_ok=True)
-        return
-    yield False
-
-
 def calibration_pairs(splits: Splits, per_source: int = 1000, seed: int = 0) -> list[tuple[str, str]]:
     """Training pairs for measuring over-production: ``per_source`` from the task's own corpus and as many extra."""
     rng = random.Random(seed)
@@ -447,7 +406,7 @@ def run_zoo(
             continue
         if task not in splits_cache:
             splits_cache[task] = load_splits(task, data, extra=RECIPES[task].extra)
-        with claim(Path(runs) / task / variant) as mine:
+        with hold(Path(runs) / task / variant) as mine:
             if not mine:
                 print(json.dumps({"event": "zoo-skip", "model": name, "reason": "claimed by another process"}),
                       flush=True)

@@ -244,6 +244,8 @@ def validate_text(task: str, text: str | None) -> str:
 
     The bundled tabs need Chinese; a model of your own reads any language (its own tokeniser checks the rest).
     """
+    if task not in MAX_CHARS:
+        raise gr.Error(f"未知任务 / unknown task {task!r}; choose {', '.join(MAX_CHARS)}")
     text = (text or "").strip()
     if not text:
         raise gr.Error("请输入内容 / Please type something first.")
@@ -778,8 +780,8 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     """
     text = validate_text(task, text)
     window = parse_window(settings.window)
-    if not 1 <= int(settings.beam_size) <= 10:
-        raise gr.Error(f"beam size must be 1–10, got {settings.beam_size}")
+    if not isinstance(settings.beam_size, (int, float)) or not 1 <= int(settings.beam_size) <= 10:
+        raise gr.Error(f"束宽应为 1–10 / beam size must be 1–10, got {settings.beam_size!r}")
     try:
         translator = registry.get(task, settings.variant)
     except KeyError as err:

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from attention_core.config import ModelConfig
+from attention_core.scores import SCORES
 from attention_core.search import greedy
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.toy import TASKS, make_batch, sample_batch, toy_vocab
@@ -62,6 +63,8 @@ class LiveSettings:
         """Raise ``gr.Error`` with a clear bilingual message for out-of-range settings."""
         if self.task not in TASKS:
             raise gr.Error(f"未知任务 / unknown task {self.task!r}; choose {', '.join(TASKS)}")
+        if self.score not in SCORES:
+            raise gr.Error(f"未知打分函数 / unknown score {self.score!r}; choose {', '.join(SCORES)}")
         if not 1 <= self.min_len <= self.max_len <= MAX_LEN:
             raise gr.Error(f"最短长度不能超过最长长度 / lengths must satisfy 1 ≤ min ≤ max ≤ {MAX_LEN}, "
                            f"got {self.min_len}–{self.max_len}")

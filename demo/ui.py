@@ -707,17 +707,20 @@ def build_live_tab() -> LiveTab:
         seq_out = gr.Textbox(label="output 输出", interactive=False, elem_id="live-sequence-output")
         seq_heat = gr.Plot(label="its alignment 它的对齐", show_label=False, elem_id="live-sequence-heatmap")
 
-        def parse(w: str) -> int | None:
-            return None if w == "global" else int(w)
+        def parse(w: str | None) -> int | None:
+            return None if w in (None, "global") else int(w)
 
         def clear() -> tuple:
             """A new run starts from nothing: no old curves, heatmap, model or status."""
             return ("starting 开始训练 …", None, None, None, {}, "", None)
 
         def stream(task_v, score_v, window_v, attention_v, min_v, max_v, steps_v):
-            settings = LiveSettings(task=task_v, score=score_v, window=parse(window_v), attention=bool(attention_v),
-                                    min_len=int(min_v), max_len=int(max_v), steps=int(steps_v),
-                                    every=max(50, int(steps_v) // 10))
+            try:
+                settings = LiveSettings(task=task_v, score=score_v, window=parse(window_v),
+                                        attention=bool(attention_v), min_len=int(min_v), max_len=int(max_v),
+                                        steps=int(steps_v), every=max(50, int(steps_v) // 10))
+            except (TypeError, ValueError):
+                raise gr.Error("设置须为数字 / the window, lengths and steps must be numbers") from None
             for update in train_live(settings):
                 yield (update.status, update.curves, update.heatmap, update.model,
                        {"step": update.step, "steps": settings.steps, "accuracy": update.accuracy})

@@ -76,6 +76,17 @@ def test_bad_settings():
         run(REGISTRY, "translation", "今天", Settings("luong-dot", beam_size=50))
     with pytest.raises(gr.Error, match="available"):
         run(REGISTRY, "translation", "今天", Settings("luong-transformer"))
+    for beam in (None, "abc"):  # what the API lets a caller send
+        with pytest.raises(gr.Error, match="beam size must be 1–10"):
+            run(REGISTRY, "translation", "今天", Settings("luong-dot", beam_size=beam))
+    with pytest.raises(gr.Error, match="unknown task None"):
+        compare(REGISTRY, None, "今天", Settings("luong-dot"), Settings("luong-dot"))
+
+
+def test_invisible_characters_do_not_change_a_couplet():
+    plain = run(REGISTRY, "couplet", "落霞与孤鹜齐飞", Settings("luong-dot")).text
+    assert run(REGISTRY, "couplet", "\u200b落霞与\u200c孤鹜\u202e齐飞", Settings("luong-dot")).text == plain
+    assert len(plain) == 7
 
 
 def test_step_view_outlines_the_chosen_row():

@@ -320,3 +320,10 @@ def test_browser_runs_your_model_and_draws_its_heatmap(app_url):
         assert "hard" in page.locator("#compare-B-info").inner_text()
         assert page.locator(".toast-body.error").count() == 0
         page.screenshot(path=str(SCREENSHOTS / "app-own-compare.png"), full_page=True)
+
+
+@pytest.mark.parametrize("device,message", [("banana", "unknown device 'banana'"), ("cuda:99", "cuda")])
+def test_a_device_typo_at_start_is_one_error_line(device, message):
+    done = _start(["--device", device], {})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().startswith("error:") and message in done.stderr

@@ -262,3 +262,26 @@ def test_a_repo_id_the_hub_cannot_hold_is_named_before_the_token_is_asked_for(ru
     assert main(["push", "--model", str(run), "--repo", "bad name!!"]) == 2
     err = _error(capsys)
     assert "is not a Hub repo id" in err and "token" not in err
+
+
+def test_a_folder_another_process_trains_in_is_refused_and_a_stale_lock_taken_over(tmp_path, corpus, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".lock").write_text("1")  # process 1 is alive: a second training would overwrite its checkpoints
+    assert _train(corpus, out) == 2
+    assert "being trained by another process (pid 1)" in _error(capsys)
+    assert not (out / "checkpoint.pt").exists()
+    (out / ".lock").write_text("999999999")  # no such process: a run that was killed
+    assert _train(corpus, out) == 0
+    assert (out / "checkpoint.pt").is_file() and not (out / ".lock").exists()
+
+
+def test_a_folder_lock_is_held_again_by_its_own_process_and_leaves_no_trace(tmp_path):
+    from attention_core.runlock import hold, owner
+
+    folder = tmp_path / "new" / "run"
+    with hold(folder) as outer:
+        with hold(folder) as inner:  # the zoo holds a model's folder, then trains in it
+            assert outer and inner
+        assert (folder / ".lock").is_file()  # the inner block does not release the outer one's lock
+    assert not folder.exists() and owner(folder) is None  # made and left empty: removed

@@ -33,6 +33,8 @@ def test_the_baseline_has_no_heatmap_and_learns_less():
         (LiveSettings(max_len=500), "lengths"),
         (LiveSettings(steps=10**6), "steps"),
         (LiveSettings(window=0), "window"),
+        (LiveSettings(score=None), "unknown score None"),
+        (LiveSettings(score="bilinear"), "unknown score"),
     ],
 )
 def test_bad_settings_get_clear_messages(settings, message):
