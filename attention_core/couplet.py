@@ -6,7 +6,8 @@ reads the prefix each row has generated so far, so it follows the beams whenever
 reorders them. The always-on rules are structural:
 
 * the 下联 has exactly the 上联's length (``<eos>`` forbidden before, forced after);
-* punctuation stands where the 上联 has it, and only there (the same mark when the vocabulary has it);
+* punctuation stands where the 上联 has it, and only there (the same mark when the vocabulary has it; a mark it
+  lacks, such as 。, is written back by the pipeline, [`own_marks`][attention_core.couplet.own_marks]);
 * never ``<unk>`` (nor ``<pad>``/``<bos>``, which search never emits).
 
 The rules a reader judges a couplet by are switches in [`CoupletRules`][attention_core.couplet.CoupletRules]:
@@ -138,6 +139,29 @@ def cliche_penalties(vocab: Vocab, strength: float, overproduction: dict[str, fl
         return None
     share = counts / counts.sum()
     return (strength * torch.log(share * seen).clamp_min(0.0)).float()
+
+
+def own_marks(source: Sequence[str], tokens: Sequence[str], vocab: Vocab) -> list[str]:
+    """A 下联's tokens with the 上联's own punctuation mark wherever the vocabulary lacks that mark.
+
+    The constraint keeps punctuation where the 上联 has it, writing the same mark when the vocabulary has it; for a mark
+    it lacks (the couplet corpora never end a line with 。) it can only write another one (，), or a character. The
+    visitor's own mark belongs there.
+
+    Args:
+        source: The 上联's tokens (characters), as typed.
+        tokens: The 下联's tokens, one per 上联 position (any ``<eos>`` after them is kept).
+        vocab: The model's target vocabulary.
+
+    Examples:
+        >>> own_marks(list("春风。"), list("秋雨，"), Vocab(list("春风秋雨，")))
+        ['秋', '雨', '。']
+    """
+    out = list(tokens)
+    for i, ch in enumerate(source[: len(out)]):
+        if is_punctuation(ch) and ch not in vocab:
+            out[i] = ch
+    return out
 
 
 class CoupletConstraint:

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from attention_core import truecase
 from attention_core.batch import make_batch
-from attention_core.couplet import CoupletConstraint, CoupletRules
+from attention_core.couplet import CoupletConstraint, CoupletRules, own_marks
 from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.coverage import Word, low_coverage
 from attention_core.data import Task
@@ -418,10 +418,14 @@ class Translator:
                 nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, beam_size, **args)
             for i, src, (hyp, *others) in zip(index, sources, nbest):
                 tokens = [self.tgt_vocab.itos[i] for i in hyp.tokens]  # one per weight row
+                if constrained:
+                    tokens = own_marks(src, tokens, self.tgt_vocab)
                 text = self.detokenize(tokens)
                 alternatives = {}
                 for other in others:
-                    other_text = self.detokenize(self.tgt_vocab.decode(other.tokens))
+                    other_tokens = self.tgt_vocab.decode(other.tokens)
+                    other_text = self.detokenize(own_marks(src, other_tokens, self.tgt_vocab) if constrained
+                                                 else other_tokens)
                     if other_text != text:
                         alternatives.setdefault(other_text, other.score)
                 known = [tok in self.src_vocab for tok in src]

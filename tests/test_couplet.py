@@ -249,3 +249,16 @@ def test_calibration_finds_the_over_produced_character_and_the_penalty_removes_t
     after = share(translator.translate(sources, beam_size=3, rules=CoupletRules(cliche_penalty=1.0)))
     assert before > 0.9 and after < 0.5
     assert share(translator.translate(sources, beam_size=3, rules=CoupletRules(cliche_penalty=0.0))) == before
+
+
+def test_a_mark_the_vocabulary_lacks_comes_back_as_the_visitor_typed_it():
+    from attention_core.data import get_task
+    from attention_core.pipeline import Translator
+
+    vocab = Vocab(SOURCE_CHARS + LEVEL + OBLIQUE + ["，"])  # like the couplet corpora: no 。
+    translator = Translator(_model(vocab), vocab, vocab, get_task("couplet"))
+    for beam in (1, 3):
+        out = translator.translate(["风声，雨声。"], beam_size=beam)[0]
+        assert out.text[2] == "，" and out.text[5] == "。", out.text  # 。 not turned into ，
+        assert out.tokens[5] == "。" and all(alt[5] == "。" for alt, _ in out.alternatives)
+        assert not any(is_punctuation(ch) for ch in out.text[:2] + out.text[3:5])
