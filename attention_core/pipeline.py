@@ -208,7 +208,8 @@ class Translator:
                 "long",
                 f"this sentence has {n} tokens; 99 % of the training sentences have at most {p99}, and "
                 "quality drops with length (see BLEU by length in the results)",
-                f"这句有 {n} 个字，训练集中 99% 的句子不超过 {p99} 个字；句子越长，译文越差（见结果页的按长度 BLEU）",
+                f"这句有 {n} 个词元（token），训练集中 99% 的句子不超过 {p99} 个；"
+                "句子越长，译文越差（见结果页的按长度 BLEU）",
             ))
         untranslated = self.untranslated(output)
         if untranslated:
@@ -226,7 +227,7 @@ class Translator:
             notes.append(Note(
                 "unknown",
                 f"{len(unknown)} of {n} source tokens are unknown to the model ({chars}); it sees them as <unk>",
-                f"{n} 个字中有 {len(unknown)} 个模型不认识（{chars}），只能当作 <unk>",
+                f"{n} 个词元（token）中有 {len(unknown)} 个模型不认识（{chars}），只能当作 <unk>",
             ))
         return notes
 
@@ -269,10 +270,10 @@ class Translator:
         for i, sentence in enumerate(merged, 1):
             n = len(self.task.tokenize_src(sentence))
             if max_sentence_tokens is not None and n > max_sentence_tokens:
-                raise InputError(
-                    f"sentence {i} has {n} tokens; the limit per sentence is {max_sentence_tokens}: "
-                    "split it with punctuation (。！？ between sentences, ，between clauses) or shorten it"
-                )
+                marks = ("。！？ between sentences, ，between clauses" if self.task.chinese_source
+                         else ". ! ? between sentences, commas between clauses")
+                raise InputError(f"sentence {i} has {n} tokens; the limit per sentence is {max_sentence_tokens}: "
+                                 f"split it with punctuation ({marks}) or shorten it")
         return merged
 
     def translate_paragraph(
