@@ -1,5 +1,6 @@
 """Subword targets: round trips, training and loading a subword model, no <unk> ever generated."""
 
+import dataclasses
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from attention_core.search import beam_search, greedy
 from attention_core.seq2seq import build_model
 from attention_core.subword import CONTINUE, Subwords, merge_pieces, word_spans
 from attention_core.text import detokenize_english, tokenize_english
-from attention_core.training import TrainConfig, fit
+from attention_core.training import TrainConfig, TrainError, fit
 from attention_core.vocab import Vocab
 
 ENGLISH = [
@@ -87,12 +88,18 @@ def test_a_subword_model_trains_saves_and_loads_with_its_pieces(tmp_path):
     save_pretrained(translator, tmp_path / "copy")
     again = load_folder(tmp_path / "copy")
     assert [o.text for o in again.translate([zh for zh, _ in pairs[:6]], beam_size=3)] == before
-    # a resumed run rereads its subword model instead of learning a new one from other data
+    # resumed on other data, a run rereads its subword model instead of learning a new one, and is refused
     saved = (tmp_path / "run" / "subwords.json").read_bytes()
     fewer = Splits(pairs[:6], pairs[:6], pairs[:6], {"task": "translation"})
-    fit(get_task("translation"), fewer, tmp_path / "run", dict(hidden_size=16, emb_size=8, tie_embeddings=True),
-        cfg, resume=True, progress=False)
+    with pytest.raises(TrainError, match="other data"):
+        fit(get_task("translation"), fewer, tmp_path / "run", dict(hidden_size=16, emb_size=8, tie_embeddings=True),
+            cfg, resume=True, progress=False)
     assert (tmp_path / "run" / "subwords.json").read_bytes() == saved
+    # on its own data it goes on, with the same pieces
+    result = fit(get_task("translation"), splits, tmp_path / "run",
+                 dict(hidden_size=16, emb_size=8, tie_embeddings=True), dataclasses.replace(cfg, epochs=2),
+                 resume=True, progress=False)
+    assert result["epochs"] == 2 and (tmp_path / "run" / "subwords.json").read_bytes() == saved
 
 
 def test_a_damaged_or_mismatched_subword_file_is_a_model_load_error(tmp_path, subwords):
