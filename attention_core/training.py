@@ -533,7 +533,10 @@ def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
     elif any((folder / name).exists() for name in (CONFIG, WEIGHTS)):
         raise TrainError(f"{folder} holds a model that is not a training run (no {CHECKPOINT}): training would "
                          "replace it; choose another --out folder (to train that model further, give it as --init)")
-    missing = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if distributed and os.environ.get("RANK", "0") != "0":
+        return folder  # under torchrun rank 0 tries the place; the others write there only after it
+    missing = [] if distributed else [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
     try:  # a file written and removed: an unwritable place fails now, not when the first epoch is saved
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test.")  # one per process (torchrun)
@@ -542,10 +545,7 @@ def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
     except OSError as err:
         raise TrainError(f"cannot write in {folder}: {err.strerror or err}") from None
     for created in missing:  # a refused run leaves nothing behind; the run creates them when it saves
-        try:
-            created.rmdir()
-        except OSError:  # another process of the run is using it
-            break
+        created.rmdir()
     return folder
 
 
