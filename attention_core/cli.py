@@ -474,13 +474,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 f"{args.model} is a {translator.task.name} model; use "
                 f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
             )
-        if not args.text:
-            try:
-                given = sys.stdin.read()
-            except UnicodeDecodeError:
-                raise InputError("the input on stdin is not UTF-8 text (GBK or another encoding?): convert it, "
-                                 "e.g. `iconv -f gbk -t utf-8`") from None
-        texts = args.text or [line for line in given.splitlines() if line.strip()]
+        texts = args.text or _stdin_lines()
         _check_utf8(texts)
         if not texts:
             raise InputError("no input: pass sentences as arguments or one per line on stdin")
@@ -562,14 +556,24 @@ def _check_destination(path: str) -> None:
         raise InputError(f"--report {path}: cannot write in {parent}")
 
 
+_NOT_UTF8 = "is not UTF-8 text (GBK or another encoding?): convert it, e.g. `iconv -f gbk -t utf-8`"
+
+
+def _stdin_lines() -> list[str]:
+    """The non-blank lines on standard input (``InputError`` if they are not UTF-8)."""
+    try:
+        return [line for line in sys.stdin.read().splitlines() if line.strip()]
+    except UnicodeDecodeError:
+        raise InputError(f"the input on stdin {_NOT_UTF8}") from None
+
+
 def _check_utf8(texts: Sequence[str]) -> None:
     """Refuse input that was not UTF-8 (the shell hands such bytes over as lone surrogates)."""
     for i, text in enumerate(texts, 1):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            raise InputError(f"input {i} is not UTF-8 text (GBK or another encoding?): convert it, e.g. "
-                             "`iconv -f gbk -t utf-8`") from None
+            raise InputError(f"input {i} {_NOT_UTF8}") from None
 
 
 def _data(args: argparse.Namespace) -> int:

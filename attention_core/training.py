@@ -550,8 +550,7 @@ def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
 
 
 def _read_checkpoint(out: Path, resume: bool, init: Translator | None, device: torch.device) -> dict | None:
-    """The checkpoint to resume from (``None`` for a new run); refuses to overwrite a run or to lose its ``init``."""
-    claim_run_folder(out, resume)
+    """The checkpoint to resume from (``None`` for a new run) in a claimed folder; refuses to lose its ``init``."""
     path = out / CHECKPOINT
     if not (resume and path.exists()):
         return None
