@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -408,6 +409,9 @@ def from_pretrained(
 def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None = None) -> Path:
     """Download a model repo (only the files a model needs, plus its card).
 
+    Into ``local_dir``, all or nothing: the files are downloaded beside it first and moved in when every one
+    has come, so a failed download leaves neither a folder nor half a model behind.
+
     Args:
         repo_id: Hub repo id.
         revision: Branch, tag or commit.
@@ -419,6 +423,26 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     Raises:
         ModelLoadError: If the repo cannot be reached or lacks a file (the message says which).
     """
+    if local_dir is None:
+        return _download(repo_id, revision, None)
+    target = Path(local_dir).absolute()
+    near = next(p for p in (target, *target.parents) if p.exists())  # the same file system, for os.replace
+    if not near.is_dir():
+        raise ModelLoadError(f"cannot download {repo_id!r} into {local_dir}: {near} is a file, not a folder")
+    staging = Path(tempfile.mkdtemp(prefix=".pull-", dir=near))
+    try:
+        _download(repo_id, revision, staging)
+        target.mkdir(parents=True, exist_ok=True)
+        for file in staging.iterdir():
+            if file.is_file():
+                os.replace(file, target / file.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _download(repo_id: str, revision: str | None, local_dir: Path | None) -> Path:
+    """Fetch a model's files into ``local_dir`` (``None``: the Hub cache) and return their folder."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
 

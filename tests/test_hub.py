@@ -11,7 +11,7 @@ from safetensors.torch import load_file, save_file
 
 from attention_core.config import ModelConfig
 from attention_core.data import get_task
-from attention_core.hub import ModelLoadError, from_pretrained, load_folder, save_pretrained
+from attention_core.hub import WEIGHTS, ModelLoadError, from_pretrained, load_folder, pull, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import build_model
 from attention_core.vocab import Vocab
@@ -127,6 +127,43 @@ def test_offline_without_cache_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError, match="cannot download"):
         from_pretrained("nobody/nothing-here")
+
+
+def test_a_failed_pull_leaves_no_folder_it_made(tmp_path):
+    """A download that fails (offline; a repo lacking its weights) removes the folder it made, half a model
+    included, and leaves a folder that was there as it was."""
+    from hub_server import serve
+
+    save_pretrained(_translator(), tmp_path / "repos" / "lab" / "broken")
+    (tmp_path / "repos" / "lab" / "broken" / WEIGHTS).unlink()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "mine.txt").write_text("the user's")
+    server, endpoint = serve(tmp_path / "repos")
+    code = (
+        "import sys; from attention_core.cli import main\n"
+        "print(main(['pull', '--repo', 'lab/broken', '--out', sys.argv[1]]),"
+        " main(['pull', '--repo', 'lab/broken', '--out', sys.argv[2]]))\n"
+    )
+    new = tmp_path / "new" / "model"
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_ETAG_TIMEOUT": "5", "HF_HUB_DOWNLOAD_TIMEOUT": "5"}
+    try:
+        result = subprocess.run([sys.executable, "-c", code, str(new), str(kept)], env=env, capture_output=True,
+                                text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["2", "2"]
+    assert "cannot download 'lab/broken'" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "new").exists()  # config.json and the vocabularies had come: removed with the folder
+    assert sorted(p.name for p in kept.iterdir()) == ["mine.txt"]
+    offline = subprocess.run([sys.executable, "-c", code, str(new), str(kept)], capture_output=True, text=True,
+                             timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    assert offline.stdout.split() == ["2", "2"] and "offline" in offline.stderr
+    assert not (tmp_path / "new").exists() and sorted(p.name for p in kept.iterdir()) == ["mine.txt"]
+    with pytest.raises(ModelLoadError, match="is a file, not a folder"):
+        pull("lab/broken", local_dir=kept / "mine.txt" / "model")
 
 
 def test_the_app_loads_a_zoo_from_a_hub_repo(tmp_path):
