@@ -9,6 +9,7 @@ Errors (bad paths, unknown variants, empty input) print one ``error:`` line and 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -622,7 +623,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "data" in vars(args):
         args.data = str(corpora.data_home(args.data))
     try:
+        if args.command in ("train", "zoo"):
+            with _runs_on_without_reader():
+                return _run(args, argv)
         return _run(args, argv)
+    except BrokenPipeError:  # `attention-lab translate … | head -3`: the reader has what it wanted
+        _stdout_to_devnull()
+        return 141  # as a shell reports a process ended by SIGPIPE
     except (DataError, ModelLoadError, InputError, TrainError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -637,6 +644,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_to_devnull() -> None:
+    """Point the process's stdout at the null device (its reader has gone), so no later write or flush fails."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's captured stdout)
+        pass
+
+
+class _ReaderGone:
+    """``sys.stdout`` for ``train`` and ``zoo``: when its reader goes away (``… | head -1``, a ``tee`` that was
+    stopped), the run goes on, says so once on stderr, and its epoch lines are still kept in the run's
+    ``metrics.jsonl``; a long training is not stopped by its log's reader."""
+
+    def __init__(self, stream):
+        self.stream, self.gone = stream, False
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            if not self.gone:
+                self.gone = True
+                _stdout_to_devnull()
+                print("note: nothing reads the output any more; training goes on (each run folder keeps its "
+                      "epochs in metrics.jsonl)", file=sys.stderr, flush=True)
+            return len(args[0]) if args else None
+
+    def write(self, text: str) -> int:
+        return self._guard(self.stream.write, text)
+
+    def flush(self) -> None:
+        self._guard(self.stream.flush)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def _runs_on_without_reader():
+    """Run a ``train`` or ``zoo`` with ``_ReaderGone`` as stdout."""
+    stream = sys.stdout
+    sys.stdout = _ReaderGone(stream)
+    try:
+        yield
+    finally:
+        sys.stdout = stream
 
 
 if __name__ == "__main__":

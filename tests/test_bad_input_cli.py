@@ -285,3 +285,32 @@ def test_a_folder_lock_is_held_again_by_its_own_process_and_leaves_no_trace(tmp_
             assert outer and inner
         assert (folder / ".lock").is_file()  # the inner block does not release the outer one's lock
     assert not folder.exists() and owner(folder) is None  # made and left empty: removed
+
+
+def _closed_after_one_line(args: list[str], stdin: str | None = None) -> tuple[int, str]:
+    """Run the CLI with a reader that takes its first line and goes away (``attention-lab … | head -1``)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "attention_core.cli", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write(stdin or "")
+    proc.stdin.close()
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    return proc.wait(timeout=300), err
+
+
+def test_a_reader_that_goes_away_stops_a_translation_quietly_but_not_a_training(tmp_path, corpus, model_dir):
+    """``translate … | head -1`` ends quietly as a Unix filter does (141, nothing on stderr); ``train … | head -1``
+    trains on to the end, says so once, and keeps every epoch in metrics.jsonl (it used to stop with an error)."""
+    code, err = _closed_after_one_line(["translate", "--model", str(model_dir)], "我喜欢今天\n" * 2000)
+    assert (code, err) == (141, "")
+    out = tmp_path / "piped"
+    code, err = _closed_after_one_line(["train", "--task", "parallel", "--corpus", str(corpus), "--out", str(out),
+                                        "--epochs", "3", *TINY])
+    assert code == 0, err
+    assert "Traceback" not in err and err.count("training goes on") == 1
+    assert [json.loads(line)["epoch"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
+    load_folder(out)
