@@ -655,9 +655,11 @@ def _stdout_to_devnull() -> None:
 
 
 class _ReaderGone:
-    """``sys.stdout`` for ``train`` and ``zoo``: when its reader goes away (``… | head -1``, a ``tee`` that was
-    stopped), the run goes on, says so once on stderr, and its epoch lines are still kept in the run's
-    ``metrics.jsonl``; a long training is not stopped by its log's reader."""
+    """``sys.stdout`` for ``train`` and ``zoo``: a long training is not stopped by its log's reader.
+
+    When the reader goes away (``… | head -1``, a ``tee`` that was stopped), the run goes on, says so once on
+    stderr, and its epoch lines are still kept in the run's ``metrics.jsonl``.
+    """
 
     def __init__(self, stream):
         self.stream, self.gone = stream, False
