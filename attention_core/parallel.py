@@ -37,6 +37,7 @@ Examples:
 
 from __future__ import annotations
 
+import codecs
 import json
 import random
 import unicodedata
@@ -208,7 +209,8 @@ def script_direction(texts: Iterable[str], sample: int = 2000) -> str:
 
 
 def _read_text(path: Path) -> str:
-    """A corpus file as text, refusing a missing, empty, binary or non-UTF-8 file with one clear message."""
+    """A corpus file as text (UTF-8, or UTF-16 with a byte-order mark), refusing a missing, empty, binary or
+    otherwise encoded file with one clear message."""
     if path.is_dir():
         raise DataError(f"corpus file {path} is a folder: give a file (or a dataset folder with --format hf)")
     if not path.is_file():
@@ -216,6 +218,11 @@ def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if not data.strip():
         raise DataError(f"corpus file {path} is empty")
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Notepad's "Unicode": UTF-16 with its mark
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DataError(f"corpus file {path} starts as UTF-16 but is not: give a UTF-8 text file") from None
     if b"\x00" in data[:SNIFF_BYTES]:
         raise DataError(f"corpus file {path} is binary (it holds NUL bytes): give a UTF-8 text file")
     try:

@@ -1,6 +1,7 @@
 """A corpus of your own (``attention_core.parallel``, ``train --task parallel``): reading every format, refusing
 files that cannot be a corpus with one line, splitting, tokenising each side, and saving the task with the model."""
 
+import codecs
 import json
 import subprocess
 import sys
@@ -81,6 +82,7 @@ def test_ten_percent_malformed_lines_are_skipped_and_counted_by_the_cli(tmp_path
     (b"hello\nworld\n", "has one column"),
     (b"a\tb\x00\x01\x02binary", "is binary"),
     (b"caf\xe9\tcoffee\n", "is not UTF-8 text (an invalid byte on line 1)"),
+    (b"\xff\xfeH\x00\xd8", "starts as UTF-16 but is not"),
 ])
 def test_a_file_that_cannot_be_a_corpus_is_one_error_line_from_the_cli(tmp_path, capsys, content, message):
     path = tmp_path / "bad.tsv"
@@ -90,6 +92,19 @@ def test_a_file_that_cannot_be_a_corpus_is_one_error_line_from_the_cli(tmp_path,
     assert main(["train", "--task", "parallel", "--corpus", str(path), "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "Traceback" not in err and "\n" not in err
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
+def test_a_corpus_saved_with_a_byte_order_mark_reads_as_its_utf8_twin(tmp_path, encoding):
+    """Notepad's "Unicode" (UTF-16 with a byte-order mark) and "UTF-8 with BOM" give the pairs UTF-8 gives."""
+    pairs = german_english()
+    plain = read_parallel([str(write_tsv(tmp_path / "plain.tsv", pairs))])
+    text = (tmp_path / "plain.tsv").read_text(encoding="utf-8").replace("\n", "\r\n")
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = codecs.BOM_UTF16_BE + data
+    (tmp_path / "marked.tsv").write_bytes(data)
+    assert read_parallel([str(tmp_path / "marked.tsv")]).pairs == plain.pairs
 
 
 def test_line_aligned_files_must_have_the_same_number_of_lines(tmp_path):
