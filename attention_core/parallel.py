@@ -209,8 +209,7 @@ def script_direction(texts: Iterable[str], sample: int = 2000) -> str:
 
 
 def _read_text(path: Path) -> str:
-    """A corpus file as text (UTF-8, or UTF-16 with a byte-order mark), refusing a missing, empty, binary or
-    otherwise encoded file with one clear message."""
+    """A corpus file as text (UTF-8, or UTF-16 with a byte-order mark); anything else is one clear message."""
     if path.is_dir():
         raise DataError(f"corpus file {path} is a folder: give a file (or a dataset folder with --format hf)")
     if not path.is_file():
