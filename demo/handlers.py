@@ -48,6 +48,7 @@ from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
 from attention_core.subword import word_rows, word_spans
 from attention_core.text import detokenize_chinese, has_chinese
 from attention_core.transformer import AttentionMaps
+from demo.errors import refuse
 from demo.links import docs_href
 from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
 from demo.plots import (
@@ -113,7 +114,7 @@ class Settings:
             return CoupletRules(bool(self.mirror), bool(self.no_reuse), str(self.tone),
                                 float(self.cliche_penalty)).validate()
         except (TypeError, ValueError) as err:
-            raise gr.Error(f"对联规则无效 / invalid couplet rule: {err}") from None
+            raise refuse(f"对联规则无效 / invalid couplet rule: {err}") from None
 
 
 @dataclass
@@ -150,9 +151,9 @@ def parse_window(value: str) -> int | None | str:
     try:
         d = int(value)
     except (TypeError, ValueError):
-        raise gr.Error(f"窗口大小无效 / invalid window {value!r}: choose default, global or 1–10") from None
+        raise refuse(f"窗口大小无效 / invalid window {value!r}: choose default, global or 1–10") from None
     if not 1 <= d <= 10:
-        raise gr.Error(f"窗口大小无效 / window must be 1–10, got {d}")
+        raise refuse(f"窗口大小无效 / window must be 1–10, got {d}")
     return d
 
 
@@ -190,12 +191,12 @@ def parse_view(layers: int, heads: int, layer: object = None, head: object = Non
     """
     number = layers if layer in (None, "") else _number(layer)
     if number is None or not 1 <= number <= layers:
-        raise gr.Error(f"层无效 / invalid layer {layer!r}: this Transformer has {layers} layers, choose 1–{layers}")
+        raise refuse(f"层无效 / invalid layer {layer!r}: this Transformer has {layers} layers, choose 1–{layers}")
     if head in (None, "", MEAN):
         return number, MEAN
     index = _number(head)
     if index is None or not 1 <= index <= heads:
-        raise gr.Error(f"注意力头无效 / invalid head {head!r}: this Transformer has {heads} heads, "
+        raise refuse(f"注意力头无效 / invalid head {head!r}: this Transformer has {heads} heads, "
                        f"choose 1–{heads} or mean")
     return number, str(index)
 
@@ -245,16 +246,16 @@ def validate_text(task: str, text: str | None) -> str:
     The bundled tabs need Chinese; a model of your own reads any language (its own tokeniser checks the rest).
     """
     if task not in MAX_CHARS:
-        raise gr.Error(f"未知任务 / unknown task {task!r}; choose {', '.join(MAX_CHARS)}")
+        raise refuse(f"未知任务 / unknown task {task!r}; choose {', '.join(MAX_CHARS)}")
     text = (text or "").strip()
     if not text:
-        raise gr.Error("请输入内容 / Please type something first.")
+        raise refuse("请输入内容 / Please type something first.")
     limit = MAX_CHARS[task]
     if len(text) > limit:
-        raise gr.Error(f"输入太长 / The input has {len(text)} characters; the limit here is {limit}.")
+        raise refuse(f"输入太长 / The input has {len(text)} characters; the limit here is {limit}.")
     if task in CHINESE_TABS and not has_chinese(text):
         what = "上联" if task == "couplet" else "中文句子"
-        raise gr.Error(f"请输入{what} / This tab needs Chinese characters (got no Chinese in the input).")
+        raise refuse(f"请输入{what} / This tab needs Chinese characters (got no Chinese in the input).")
     return text
 
 
@@ -704,7 +705,7 @@ def with_gradient(registry: ModelRegistry, state: dict | None) -> dict:
     try:
         translator = registry.get(state["task"], state["variant"])
     except KeyError as err:
-        raise gr.Error(str(err.args[0])) from None
+        raise refuse(str(err.args[0])) from None
     started = time.perf_counter()
     importance = input_x_gradient(translator, decoded(state))
     found = dict(gradient=importance.gradient.tolist(), agreement=importance.agreement.tolist(),
@@ -781,11 +782,11 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     text = validate_text(task, text)
     window = parse_window(settings.window)
     if not isinstance(settings.beam_size, (int, float)) or not 1 <= int(settings.beam_size) <= 10:
-        raise gr.Error(f"束宽应为 1–10 / beam size must be 1–10, got {settings.beam_size!r}")
+        raise refuse(f"束宽应为 1–10 / beam size must be 1–10, got {settings.beam_size!r}")
     try:
         translator = registry.get(task, settings.variant)
     except KeyError as err:
-        raise gr.Error(str(err.args[0])) from None
+        raise refuse(str(err.args[0])) from None
     shape = registry.transformer_shape(task, settings.variant)
     if shape is not None:
         parse_view(*shape, layer, head)  # a bad choice fails before decoding
@@ -806,7 +807,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                 texts = translator.sentences(text, SENTENCE_TOKENS)
                 outs = translator.translate(texts, **options)
     except InputError as err:
-        raise gr.Error(f"无法翻译 / {err}") from None
+        raise refuse(f"无法翻译 / {err}") from None
     model = translator.model
     with torch.inference_mode():  # a Transformer's every layer and head (None for an RNN)
         maps = [translator.attention_maps(out, window, settings.hard) for out in outs]
@@ -1055,7 +1056,7 @@ def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, numbe
     """
     if gold is None:
         if name not in GOLD_SETS:
-            raise gr.Error(f"未知的对齐集 / unknown gold set {name!r}: choose {', '.join(GOLD_SETS)}")
+            raise refuse(f"未知的对齐集 / unknown gold set {name!r}: choose {', '.join(GOLD_SETS)}")
         data = data_home() if data is None else data
         if not (data / "align-zh-en" / name).is_dir():
             message = gold_missing(data)
@@ -1068,7 +1069,7 @@ def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, numbe
             return GoldView(message_figure(f"Gold alignments unreadable: {GOLD_PULL}"), "", message)
         index = _number(number) if not isinstance(number, float) else (int(number) if number.is_integer() else None)
         if index is None or not 1 <= index <= len(sentences):
-            raise gr.Error(f"句号无效 / sentence number {number!r}: {GOLD_NAMES[name]} has 1–{len(sentences)}")
+            raise refuse(f"句号无效 / sentence number {number!r}: {GOLD_NAMES[name]} has 1–{len(sentences)}")
         gold = sentences[index - 1]
         where = f"{GOLD_NAMES[name].split(' (')[0]} {index}/{len(sentences)}"
     else:
@@ -1076,7 +1077,7 @@ def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, numbe
     try:
         translator = registry.get(task, variant)
     except KeyError as err:
-        raise gr.Error(str(err.args[0])) from None
+        raise refuse(str(err.args[0])) from None
     sentence = (f"**{html.escape(where)}** · 中文 (segmented 分词): {html.escape(' '.join(gold.source))}  \n"
                 f"English (human 人工): {html.escape(' '.join(gold.target))}")
     if not translator.model.has_attention:

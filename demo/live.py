@@ -14,7 +14,6 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import gradio as gr
 import plotly.graph_objects as go
 import torch
 from torch import nn
@@ -25,6 +24,7 @@ from attention_core.search import greedy
 from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.toy import TASKS, make_batch, sample_batch, toy_vocab
 from attention_core.training import train_step
+from demo.errors import refuse
 from demo.plots import alignment_figure, message_figure
 
 SYMBOLS = 10
@@ -60,20 +60,20 @@ class LiveSettings:
     seed: int = 0
 
     def validate(self) -> LiveSettings:
-        """Raise ``gr.Error`` with a clear bilingual message for out-of-range settings."""
+        """Refuse out-of-range settings with a clear bilingual message (``demo.errors.refuse``)."""
         if self.task not in TASKS:
-            raise gr.Error(f"未知任务 / unknown task {self.task!r}; choose {', '.join(TASKS)}")
+            raise refuse(f"未知任务 / unknown task {self.task!r}; choose {', '.join(TASKS)}")
         if self.score not in SCORES:
-            raise gr.Error(f"未知打分函数 / unknown score {self.score!r}; choose {', '.join(SCORES)}")
+            raise refuse(f"未知打分函数 / unknown score {self.score!r}; choose {', '.join(SCORES)}")
         if not 1 <= self.min_len <= self.max_len <= MAX_LEN:
-            raise gr.Error(f"最短长度不能超过最长长度 / lengths must satisfy 1 ≤ min ≤ max ≤ {MAX_LEN}, "
+            raise refuse(f"最短长度不能超过最长长度 / lengths must satisfy 1 ≤ min ≤ max ≤ {MAX_LEN}, "
                            f"got {self.min_len}–{self.max_len}")
         if not 1 <= self.steps <= MAX_STEPS:
-            raise gr.Error(f"步数应在 1–{MAX_STEPS} / steps must be between 1 and {MAX_STEPS}, got {self.steps}")
+            raise refuse(f"步数应在 1–{MAX_STEPS} / steps must be between 1 and {MAX_STEPS}, got {self.steps}")
         if self.window is not None and not 1 <= self.window <= 10:
-            raise gr.Error(f"窗口应为 1–10 或全局 / window must be 1–10 or global, got {self.window}")
+            raise refuse(f"窗口应为 1–10 或全局 / window must be 1–10 or global, got {self.window}")
         if self.every < 1:
-            raise gr.Error("更新间隔至少 1 步 / update interval must be at least 1 step")
+            raise refuse("更新间隔至少 1 步 / update interval must be at least 1 step")
         return self
 
 

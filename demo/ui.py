@@ -19,6 +19,7 @@ from attention_core import names
 from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
 from attention_core.scores import SCORES
+from demo.errors import refuse
 from demo.handlers import (
     ATTENTION,
     GOLD_NAMES,
@@ -720,7 +721,7 @@ def build_live_tab() -> LiveTab:
                                         attention=bool(attention_v), min_len=int(min_v), max_len=int(max_v),
                                         steps=int(steps_v), every=max(50, int(steps_v) // 10))
             except (TypeError, ValueError):
-                raise gr.Error("设置须为数字 / the window, lengths and steps must be numbers") from None
+                raise refuse("设置须为数字 / the window, lengths and steps must be numbers") from None
             for update in train_live(settings):
                 yield (update.status, update.curves, update.heatmap, update.model,
                        {"step": update.step, "steps": settings.steps, "accuracy": update.accuracy})

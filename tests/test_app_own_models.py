@@ -15,6 +15,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -193,11 +194,33 @@ def test_url_parameters_open_a_model_of_your_own(registry):
 
 
 @pytest.fixture(scope="module")
-def app_url(folder):
+def app(folder):
+    """``python app.py --models FOLDER``: the process (its log readable without waiting) and its address."""
     proc, url = launch_app(models=folder)
-    yield url
+    os.set_blocking(proc.stdout.fileno(), False)
+    yield proc, url
     proc.terminate()
     proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def app_url(app):
+    return app[1]
+
+
+def _log_so_far(proc: subprocess.Popen) -> str:
+    """What the app has written to its log since the last call (it runs on; the pipe does not block)."""
+    time.sleep(1)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def _plot(value: dict) -> dict:
@@ -223,6 +246,22 @@ def test_the_app_answers_with_an_output_and_an_attention_matrix(app_url, registr
     with urllib.request.urlopen(app_url + "config", timeout=30) as response:
         config = response.read().decode("utf-8")
     assert all(tab in config for tab in (TAB, "翻译 Translation", "对联 Couplet", "对比 Compare"))
+
+
+def test_a_visitor_mistake_is_a_message_not_a_traceback_in_the_server_log(app):
+    """Empty input, an input too long: the visitor reads why; the server's log (a Space's logs) gets
+    no traceback for it, as it did for every such mistake."""
+    proc, url = app
+    client = Client(url, verbose=False)
+    _log_so_far(proc)
+    mistakes = [(("", "de-en", "default", False, 1, True, None, None), "Please type"),
+                (("  \n ", "he-en", "default", False, 1, True, None, None), "Please type"),
+                (("Wort " * 300, "de-en", "default", False, 1, True, None, None), "the limit here is 1000")]
+    for inputs, message in mistakes:
+        with pytest.raises(Exception, match=message):
+            client.predict(*inputs, api_name="/own")
+    log = _log_so_far(proc)
+    assert "Traceback" not in log and "gradio.exceptions.Error" not in log, log[-3000:]
 
 
 def _hub_env(endpoint: str, home: Path) -> dict[str, str]:
