@@ -49,6 +49,7 @@ from typing import Any
 from attention_core.corpora import sha256_file
 from attention_core.data import Corpus, DataError, Splits, Task
 from attention_core.subword import Subwords
+from attention_core.text import strip_invisible
 
 PARALLEL = "parallel"
 """The task name of a model trained on a corpus of your own."""
@@ -135,8 +136,12 @@ class TaskSpec:
 
 
 def _normalize(text: str) -> str:
-    """NFC, whitespace runs collapsed to one space, stripped."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    """Invisible characters removed (``text.strip_invisible``), NFC, whitespace runs collapsed to one space, stripped.
+
+    The same at training and at input time, so a corpus scraped with zero-width spaces or byte-order marks gives the
+    vocabulary a clean one gives, and what a visitor types reaches the same tokens.
+    """
+    return " ".join(unicodedata.normalize("NFC", strip_invisible(text)).split())
 
 
 def _chars(text: str) -> list[str]:

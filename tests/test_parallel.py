@@ -30,6 +30,7 @@ from attention_core.parallel import (
 )
 from attention_core.pipeline import InputError
 from attention_core.subword import Subwords
+from attention_core.text import strip_invisible
 
 SUBJECTS = [("ich", "i"), ("du", "you"), ("wir", "we"), ("sie", "they"), ("er", "he")]
 VERBS = [("sehe", "see"), ("mag", "like"), ("habe", "have"), ("suche", "look for"), ("male", "paint")]
@@ -183,14 +184,16 @@ def test_a_changed_corpus_is_refused_when_the_split_is_read_again(tmp_path):
                 min_size=1, max_size=6))
 def test_every_tokenizer_gives_back_the_normalised_text(words):
     text = " ".join(w for w in words if w.split())
-    normalised = " ".join(text.split())
+    normalised = " ".join(unicodedata.normalize("NFC", strip_invisible(text)).split())  # what a model reads
+    if not normalised:
+        return
     sentences = [normalised.split()] * 3
     for kind in ("char", "word", "bpe"):
         subwords = Subwords.train(sentences, 40, min_frequency=1) if kind == "bpe" else None
         task = make_task(TaskSpec(Side("word"), Side(kind)), tgt_subwords=subwords)
         tokens = task.tokenize_tgt(text)
         if "<unk>" not in tokens:
-            assert task.detokenize(tokens) == unicodedata.normalize("NFC", normalised)
+            assert task.detokenize(tokens) == normalised
         if kind == "char":
             assert SPACE not in tokens or " " in normalised
 
@@ -361,3 +364,14 @@ def test_a_paragraph_in_a_language_written_with_spaces_is_split_into_its_sentenc
     assert [o.source_tokens[0] for o in outputs] == ["ich", "wir", "er"] and len(outputs[2].source_tokens) > 3
     with pytest.raises(InputError, match="empty"):
         translator.translate_paragraph("   ")
+
+
+@pytest.mark.parametrize("kind", ["word", "char"])
+def test_invisible_characters_are_not_tokens_at_training_or_input_time(kind):
+    """A scraped corpus's zero-width spaces and byte-order marks split no word and make no token; a Persian word's
+    zero-width non-joiner and an emoji's joiner are spelling, and stay."""
+    task = make_task(TaskSpec(Side(kind), Side(kind)))
+    assert task.tokenize_src("\ufeffich\u200b sehe\u2060 den\u200e Hund") == task.tokenize_src("ich sehe den Hund")
+    persian = "من می\u200cخواهم"
+    assert "\u200c" in "".join(task.tokenize_src(persian))
+    assert "\u200d" in "".join(task.tokenize_tgt("a 👨\u200d👩\u200d👧"))
