@@ -400,6 +400,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             task, splits = _own_task_and_splits(args, seed)
         else:
             task, splits = TASKS[args.task], load_splits(args.task, args.data, seed, extra)
+            if init is not None and not any(arg.split("=", 1)[0] == "--data" for arg in argv):
+                _check_init_corpora(args.init, data_info, splits.info, args.data)
         if args.resume and not (Path(args.out) / CHECKPOINT).is_file():
             print(f"note: {args.out} holds no checkpoint to resume; starting a new run", file=sys.stderr)
         if splits.info.get("skipped_lines"):
@@ -543,6 +545,25 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             return 2
         return 0
     raise AssertionError(args.command)
+
+
+def _check_init_corpora(model: str, trained: dict, now: dict, data: str) -> None:
+    """Refuse to continue ``--init`` on corpora that changed since it was trained, unless ``--data`` names them.
+
+    Its dev set would be drawn anew from the changed corpus, perhaps from pairs the model trained on, and the run
+    would be called a continuation of the model's own training. A continuation on other data is asked for by name.
+    """
+    def key(path: str) -> str:  # "couplet/train", "cmn-eng/cmn.txt": the data folder's layout, wherever it is
+        return "/".join(Path(path).parts[-2:])
+
+    before = {key(s["path"]): s.get("sha256") for s in trained.get("sources", []) if isinstance(s, dict)}
+    changed = [key(s["path"]) for s in now.get("sources", []) if before.get(key(s["path"]), s["sha256"]) != s["sha256"]]
+    if changed:
+        raise TrainError(
+            f"--init {model} was trained on another {', '.join(changed)} than the one in {data}: its dev set would be "
+            f"drawn anew, perhaps from pairs the model trained on. To continue on these corpora anyway, name them: "
+            f"--data {data}"
+        )
 
 
 def _check_destination(path: str) -> None:

@@ -247,6 +247,34 @@ def test_cli_continues_a_model_on_its_own_split(tmp_path):
         assert bad.returncode == 2 and "Traceback" not in bad.stderr and message in bad.stderr, bad.stderr
 
 
+def test_continuing_on_a_corpus_that_changed_needs_it_named(tmp_path):
+    """``--init`` without ``--data`` reuses the model's split: if the data folder's corpus changed since (the couplet
+    corpus grew 13-fold), the continuation is refused (its dev set would be drawn anew) until ``--data`` names it."""
+    same, changed = tmp_path / "same", tmp_path / "changed"
+    lines = (data_dir() / "cmn-eng" / "cmn.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+    for folder, kept in ((same, lines), (changed, lines[:-50])):
+        (folder / "cmn-eng").mkdir(parents=True)
+        (folder / "cmn-eng" / "cmn.txt").write_text("".join(kept), encoding="utf-8")
+    first = tmp_path / "first"
+    tiny = ["--max-train", "200", "--max-dev", "10", "--hidden", "16", "--emb", "8", "--quiet"]
+    train = [sys.executable, "-m", "attention_core.cli", "train", "--task", "translation", *tiny]
+    done = subprocess.run([*train, "--out", str(first), "--epochs", "1", "--data", str(same)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+    def more(out: str, data: Path, *named: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*train, "--out", str(tmp_path / out), "--epochs", "2", "--init", str(first), *named],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "ATTENTION_LAB_DATA": str(data)})
+
+    refused = more("refused", changed)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert f"trained on another cmn-eng/cmn.txt than the one in {changed}" in refused.stderr
+    assert f"--data {changed}" in refused.stderr and not (tmp_path / "refused").exists()
+    assert more("named", changed, "--data", str(changed)).returncode == 0
+    assert more("unchanged", same).returncode == 0  # its own corpus, wherever the data folder is
+
+
 def test_a_location_model_gets_a_row_per_trainable_source_position_and_keeps_it_on_reload(tmp_path):
     words = "一二三四五六七八九十"
     pairs = [(words[i:i + n], " ".join(str(k) for k in range(i, i + n))) for i in range(6) for n in range(1, 5)]
