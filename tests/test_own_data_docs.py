@@ -185,6 +185,9 @@ def test_the_shown_outputs_are_what_the_commands_print(ran):
         printed = [json.loads(line) for line in evaluate.out.splitlines()]
         assert [r["n"] for r in printed] == [json.loads(line)["n"] for line in evaluate.step.shown.splitlines()]
         assert all(0 <= r["bleu"] <= 100 + 1e-9 for r in printed)
+        for line in evaluate.step.shown.splitlines():  # the page shows the keys and the rounding evaluate prints
+            record = json.loads(line)
+            assert record.keys() == printed[0].keys() and all(round(v, 2) == v for v in record.values()), line
 
     attention = _one(results, "--show-attention")
     lines, shown = attention.out.splitlines(), attention.step.shown.splitlines()
