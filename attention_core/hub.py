@@ -410,7 +410,9 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     """Download a model repo (only the files a model needs, plus its card).
 
     Into ``local_dir``, all or nothing: the files are downloaded beside it first and moved in when every one
-    has come, so a failed download leaves neither a folder nor half a model behind.
+    has come, so a failed download leaves neither a folder nor half a model behind. A model already in the folder
+    is replaced whole (an optional file the new one lacks is removed, so it cannot be read as part of it); other
+    files there are left alone.
 
     Args:
         repo_id: Hub repo id.
@@ -433,6 +435,9 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     try:
         _download(repo_id, revision, staging)
         target.mkdir(parents=True, exist_ok=True)
+        for name in OPTIONAL_FILES:
+            if not (staging / name).is_file():
+                (target / name).unlink(missing_ok=True)
         for file in staging.iterdir():
             if file.is_file():
                 os.replace(file, target / file.name)

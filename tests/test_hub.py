@@ -136,6 +136,7 @@ def test_a_failed_pull_leaves_no_folder_it_made(tmp_path):
 
     save_pretrained(_translator(), tmp_path / "repos" / "lab" / "broken")
     (tmp_path / "repos" / "lab" / "broken" / WEIGHTS).unlink()
+    save_pretrained(_translator(), tmp_path / "repos" / "lab" / "good")  # word targets: no subwords.json
     kept = tmp_path / "kept"
     kept.mkdir()
     (kept / "mine.txt").write_text("the user's")
@@ -145,14 +146,25 @@ def test_a_failed_pull_leaves_no_folder_it_made(tmp_path):
         "print(main(['pull', '--repo', 'lab/broken', '--out', sys.argv[1]]),"
         " main(['pull', '--repo', 'lab/broken', '--out', sys.argv[2]]))\n"
     )
+    replace = ("import sys; from attention_core.cli import main\n"
+               "main(['pull', '--repo', 'lab/good', '--out', sys.argv[1]])")
     new = tmp_path / "new" / "model"
     env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
            "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_ETAG_TIMEOUT": "5", "HF_HUB_DOWNLOAD_TIMEOUT": "5"}
     try:
         result = subprocess.run([sys.executable, "-c", code, str(new), str(kept)], env=env, capture_output=True,
                                 text=True, timeout=120)
+        stale = tmp_path / "stale"
+        stale.mkdir()
+        (stale / "subwords.json").write_text("{}")  # an older subword model's pieces
+        (stale / "notes.txt").write_text("mine")
+        replaced = subprocess.run([sys.executable, "-c", replace, str(stale)], env=env, capture_output=True,
+                                  text=True, timeout=120)
     finally:
         server.shutdown()
+    assert replaced.returncode == 0 and replaced.stdout.strip() == str(stale), replaced.stderr[-2000:]
+    assert not (stale / "subwords.json").exists() and (stale / "notes.txt").read_text() == "mine"
+    assert load_folder(stale).task.subwords is None  # the new model, not pieces of the old one
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["2", "2"]
     assert "cannot download 'lab/broken'" in result.stderr and "Traceback" not in result.stderr
