@@ -255,6 +255,18 @@ def chinese_place(word: str, start: int) -> RareWord | None:
     return None
 
 
+def _given_name_ends_early(name: RareWord, rest: str) -> RareWord:
+    """A three-character name whose last character begins the next word is a two-character one.
+
+    jieba glues 张伟 + 明天要 into 张伟明 + 天要: where the name's last character and the next character form a common
+    word (明天 "tomorrow", 明白 "understand") and the next two characters do not (天要), the name is 张伟 and the word
+    stays for the model to translate. 王小明天天跑步 keeps 王小明 (天天 is a word).
+    """
+    if rest and common_word(name.text[2] + rest[0]) and not common_word(rest[:2]):
+        return _judge(name.text[:2], name.start) or name
+    return name
+
+
 def find_names(text: str) -> list[RareWord]:
     """The people's names in a Chinese text, in order (see the module docstring for the rule).
 
@@ -269,6 +281,8 @@ def find_names(text: str) -> list[RareWord]:
         name = None
         if piece.flag.startswith(NAME_TAGS):
             name = _judge(word, at, transliterated=piece.flag == "nrt")
+            if name and name.how == "pinyin" and len(name.text) == 3:
+                name = _given_name_ends_early(name, text[name.start + 3 :])
         elif piece.flag.startswith(PLACE_TAGS):
             name = chinese_place(piece.word, start)
         if name is None and not piece.flag.startswith(NAME_TAGS) and (english := listed_name(piece.word)):

@@ -45,6 +45,11 @@ def found(text: str) -> list[tuple[str, str, str]]:
     ("刘洋刚到。", [("刘洋", "Liu Yang", "dictionary")]),  # jieba: 刘洋刚; CC-CEDICT lists an astronaut
     ("艾米丽是从英国来的交换生。", [("艾米丽", "Aimili", "pinyin")]),
     ("我爸爸是医生。", []),
+    # jieba: 张伟明 + 天要; the name ends where 明天 begins (an app visitor's sentence lost "tomorrow")
+    ("张伟明天要去北京开会。", [("张伟", "Zhang Wei", "pinyin"), ("北京", "Beijing", "dictionary")]),
+    ("张伟明白了。", [("张伟", "Zhang Wei", "pinyin")]),
+    ("张伟明是医生。", [("张伟明", "Zhang Weiming", "pinyin")]),  # 明是 is no word: a three-character name
+    ("王小明天天跑步。", [("王小明", "Wang Xiaoming", "pinyin")]),  # 天天 is a word: 明 stays in the name
 ])
 def test_names_are_found_with_their_english(text, names):
     assert found(text) == names
