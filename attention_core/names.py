@@ -88,7 +88,7 @@ CARRIERS: dict[str, tuple[tuple[str, str], ...]] = {
     "place": (("波士顿", "Boston"), ("伦敦", "London")),
     "number": (("三", "three|3"), ("五", "five|5"), ("七", "seven|7"), ("九", "nine|9")),
     "money": (("三块", "three|3"), ("五块", "five|5"), ("七块", "seven|7")),
-    "time": (("三点", "three|3"), ("五点", "five|5"), ("七点", "seven|7")),
+    "time": (("三点", "three|3"), ("五点", "five|5"), ("七点", "seven|7"), ("九点", "nine|9")),
     "date": (("明天", "tomorrow"),),
     "year": (("去年", "last year"),),
     "percent": (("一半", "half"),),
@@ -404,14 +404,21 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
 
     spare = {kind: [c for c in pairs if free(*c)] for kind, pairs in carriers.items()}
     chosen: dict[str, tuple[str, str]] = {}  # a name said twice keeps its carrier
+    written: set[str] = set()  # the English the carriers chosen so far write: no two may share a word (七, 七点)
+
+    def next_spare(kind: str) -> tuple[str, str] | None:
+        left = spare.get(kind, [])
+        at = next((i for i, c in enumerate(left) if not written & set(c[1].lower().split("|"))), None)
+        return None if at is None else left.pop(at)
+
     out, carried, last = "", [], 0
     for name in names:
         own = next((c for c in every if c[0] == name.text), None)
-        left = spare.get(name.kind, [])
-        carrier = own or chosen.get(name.text) or (left.pop(0) if left else None)
+        carrier = own or chosen.get(name.text) or next_spare(name.kind)
         if carrier is None:
             continue
         chosen[name.text] = carrier
+        written.update(carrier[1].lower().split("|"))
         out += text[last : name.start]
         carried.append(Carried(name, carrier[0], carrier[1], len(out)))
         out += carrier[0]

@@ -13,13 +13,14 @@ What is found ([`find_numbers`][attention_core.numbers.find_numbers]), in this o
 | kind | source | English |
 |---|---|---|
 | ``date`` | 五月十日, 10月23号 | May 10th, October 23rd |
-| ``time`` | 九点四十五分, 两点半, 八点一刻; 十二点 (an hour above ten) | 9:45, 2:30, 8:15; 12 o'clock |
+| ``time`` | 九点四十五分, 两点半, 八点一刻; 十二点, 3点 (an hour above ten, or in digits) | 9:45, 2:30, 8:15; 12 o'clock, 3 o'clock |
 | ``year`` | 1998年, 一九九八年 (four digits) | 1998 ("in 1998" where the output has no preposition) |
 | ``money`` | 九十九块(钱), 三百八十元, 三块五 | 99 yuan, 380 yuan, 3.5 yuan |
 | ``percent`` | 百分之五十 | 50% |
-| ``number`` | 三十二, 两千五百, 3.5, 1998 (from 11 up, or with a decimal point; not 第十一) | 32, 2,500, 3.5 |
+| ``number`` | 三十二, 两千五百, 3.5, 1998, 5 (from 11 up, in Arabic digits, or with a decimal point; not 第十一) | 32, 2,500, 3.5, 5 |
 
-Small numbers (一 … 十) are left to the model, which knows them, and so are the words that only look like
+Small numbers in Chinese numerals (一 … 十, 三点) are left to the model, which knows them (in Arabic digits, 5 and 3点,
+it does not: they are carried), and so are the words that only look like
 numbers: 一点 ("a little"), 一起 ("together"), 十分 ("very"), 千万 ("by all means"), 万一 ("in case"), 一块儿,
 and approximations (三四个 "three or four", 一两天 "a day or two").
 The numerals' values come from ``cn2an`` (MIT).
@@ -125,7 +126,8 @@ def _english(kind: str, match: re.Match[str]) -> RareWord | None:
         if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
             english = f"{hour}:{minute:02d}" + (f" {half_day}" if half_day else "")
             return RareWord(text, start, english, "number", kind, drop_next=clock)
-        if isinstance(hour, int) and 10 < hour <= 24 and minute is None:  # 十二点, 晚上十一点; the model knows 三点
+        arabic = match.group(2)[0].isdigit()  # 3点: the model knows 三点, not a digit
+        if isinstance(hour, int) and (10 < hour or arabic) and hour <= 24 and minute is None:  # 十二点, 晚上十一点
             english = f"{hour} {half_day}" if half_day else f"{hour} o'clock"
             return RareWord(text, start, english, "number", kind, drop_next=clock)
     elif kind == "year":
@@ -147,7 +149,7 @@ def _english(kind: str, match: re.Match[str]) -> RareWord | None:
             return RareWord(text, start, f"{written(amount)}%", "number", kind)
     else:
         amount = value(text)
-        large = amount is not None and (amount > 10 or isinstance(amount, float))
+        large = amount is not None and (amount > 10 or isinstance(amount, float) or text[0].isdigit())  # or 5
         ordinal_ = match.string[max(0, start - 1) : start] == "第"  # 第十一课: an ordinal, left to the model
         digits = text[0].isdigit() or re.search("[十百千万亿点]", text)  # 三四, 一两: "three or four", "one or two"
         month = match.string.startswith("月", match.end())  # 十二月 "December": left to the model

@@ -41,6 +41,9 @@ def found(text: str) -> list[tuple[str, str, str]]:
     ("这座城市有十二万人。", [("十二万", "120,000", "number")]),
     ("还有三点五公里。", [("三点五", "3.5", "number")]),
     ("我的电话是13812345678。", [("13812345678", "13812345678", "number")]),  # digits as typed
+    # a small number or hour in Arabic digits is carried: the model knows 五 and 三点, not 5 or 3点 (it dropped them)
+    ("我有5本书，会议在下午3点开始。", [("5", "5", "number"), ("下午3点", "3 p.m.", "time")]),
+    ("我3点到。", [("3点", "3 o'clock", "time")]),
 ])
 def test_numbers_are_found_with_the_english_a_reader_expects(text, numbers):
     assert found(text) == numbers
@@ -86,6 +89,15 @@ def test_prepare_carries_numbers_by_ones_the_model_knows_and_never_by_one_in_the
     money = prepare("这件衬衫才九十九块钱，我叫张伟。")
     assert money.text == "这件衬衫才三块钱，我叫汤姆。"  # 钱 stays: the carrier is a price as the model knows one
     assert [c.name.how for c in money.carried] == ["number", "pinyin"]
+
+
+def test_no_two_carriers_of_one_sentence_write_the_same_word():
+    """5 and 3点 leave neither 三/五 nor 三点/五点 free; the number took 七, so the time may not take 七点: the output's
+    "seven" would be either of them (it was: "the meeting will start at 5 o'clock")."""
+    p = prepare("我有5本书，会议在下午3点开始。")
+    assert [(c.name.text, c.carrier) for c in p.carried] == [("5", "七"), ("下午3点", "九点")]
+    words = [set(c.carrier_english.lower().split("|")) for c in p.carried]
+    assert not words[0] & words[1]
 
 
 def output(tokens: list[str], peaks: list[int], columns: int) -> Output:
