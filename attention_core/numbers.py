@@ -13,11 +13,11 @@ What is found ([`find_numbers`][attention_core.numbers.find_numbers]), in this o
 | kind | source | English |
 |---|---|---|
 | ``date`` | 五月十日, 10月23号 | May 10th, October 23rd |
-| ``time`` | 九点四十五分, 两点半, 八点一刻; 十二点, 3点 (an hour above ten, or in digits) | 9:45, 2:30, 8:15; 12 o'clock, 3 o'clock |
+| ``time`` | 九点四十五分, 两点半, 八点一刻; 十二点, 3点 (an hour over ten, or digits) | 9:45, 2:30, 8:15; 12 o'clock |
 | ``year`` | 1998年, 一九九八年 (four digits) | 1998 ("in 1998" where the output has no preposition) |
 | ``money`` | 九十九块(钱), 三百八十元, 三块五 | 99 yuan, 380 yuan, 3.5 yuan |
 | ``percent`` | 百分之五十 | 50% |
-| ``number`` | 三十二, 两千五百, 3.5, 1998, 5 (from 11 up, in Arabic digits, or with a decimal point; not 第十一) | 32, 2,500, 3.5, 5 |
+| ``number`` | 三十二, 两千五百, 3.5, 1998, 5 (from 11 up, digits, a decimal point; not 第十一) | 32, 2,500, 3.5, 5 |
 
 Small numbers in Chinese numerals (一 … 十, 三点) are left to the model, which knows them (in Arabic digits, 5 and 3点,
 it does not: they are carried), and so are the words that only look like
