@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,10 @@ from attention_core.words import find_words, missing
 
 SENTENCE_TOKENS = 100
 """Longest sentence the CLI and the app translate (tokens); a paragraph is split into sentences first."""
+
+
+_LATIN_OR_DIGITS = re.compile(r"[0-9a-z]")
+"""A token of Latin letters or digits (``tokenize_chinese`` keeps such a run as one token, lower-cased)."""
 
 
 class InputError(ValueError):
@@ -168,6 +173,10 @@ class Translator:
             raise InputError(f"the input has no Chinese characters: type a {what} (got {text[:40]!r})")
         if max_tokens is not None and len(tokens) > max_tokens:
             raise InputError(f"the input has {len(tokens)} tokens; the limit is {max_tokens}")
+        if self.task.name == "couplet" and (run := next((t for t in tokens if _LATIN_OR_DIGITS.match(t)), None)):
+            advice = "write numbers in characters (2024 → 二〇二四)" if re.search(r"\d", run) else "write it in Chinese"
+            raise InputError(f"a 上联 is written in Chinese characters, one to a position, and {run!r} is not one: "
+                             f"{advice}; 上联请用汉字")  # its 下联 mirrors each character
         return tokens
 
     def untranslated(self, output: Output) -> list[Word]:

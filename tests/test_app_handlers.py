@@ -49,6 +49,9 @@ def test_window_band_and_local_p_centre_are_drawn():
         ("translation", "好" * 10_000, "10000 characters"),
         ("couplet", "hello world", "Chinese"),
         ("translation", "😀😀", "Chinese"),
+        # a 下联 mirrors a 上联 character by character: 2024 was one <unk>, and the 下联 came out 6 characters for 10
+        ("couplet", "2024年春节快乐", "'2024' is not one: write numbers in characters"),
+        ("couplet", "iPhone真好用", "'iphone' is not one: write it in Chinese"),
     ],
 )
 def test_bad_input_gets_a_clear_message(task, text, message):
