@@ -610,7 +610,6 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
             return (gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second),
                     gr.Textbox(value=compare_example(registry, task_value), rtl=compare_rtl(registry, task_value)))
 
-        task.input(switch, task, [a["variant"], b["variant"], text], api_visibility="private")
         A, B = sides["A"], sides["B"]
 
         @gpu
@@ -645,6 +644,9 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
             return ("", "", placeholder_figure(), "", "", placeholder_figure(), None, {}, {},
                     *(gr.skip(), gr.skip(), gr.Group(visible=False)) * 2)
 
+        # another task: its models and example, and nothing left on screen of the last task's run
+        task.input(switch, task, [a["variant"], b["variant"], text], api_visibility="private").then(
+            cleared, None, outputs, api_visibility="private", queue=False)
         events = [button.click(handler, inputs, outputs, api_name="compare"),
                   text.submit(handler, inputs, outputs, api_visibility="private"),
                   *rerun_on_change([*a.values(), *b.values()], handler, A["state"], inputs, outputs, text_at=1)]
@@ -674,7 +676,8 @@ def build_live_tab() -> LiveTab:
     with gr.Tab("看注意力学习 Watch attention learn", id="live"):
         gr.Markdown(
             "A small model (hidden 64) learns a toy task whose correct alignment is known: **reverse** "
-            "(anti-diagonal) or **copy** (diagonal). Press Train and watch the heatmap sharpen from a "
+            "(anti-diagonal), **copy** (diagonal) or **sort** (each output looks at where its digit stands, a "
+            "permutation that changes with every sequence). Press Train and watch the heatmap sharpen from a "
             "uniform smear into the alignment. Turn attention off to see the bottleneck: the baseline's "
             "accuracy falls as sequences get longer. 小模型在玩具任务上训练，实时观察注意力形成。 · "
             + docs_link("theory/why")

@@ -311,6 +311,20 @@ def test_browser_coverage_gradient_and_gold_alignment():
             _wait_text(page, "translation-gold-info", "argmax")
             assert "Macherey 3/150" in page.locator("#translation-gold-sentence").inner_text()
             page.screenshot(path=str(SCREENSHOTS / "app-url-gradient-gold.png"), full_page=True)
+
+            # Compare: switching the task leaves nothing of the last task's run on screen (it left English outputs,
+            # heatmaps and entropy under the couplet task)
+            page.goto(url + "?tab=compare", wait_until="load")
+            page.locator("#compare-run").click()
+            page.wait_for_function("() => document.querySelector('#compare-A-output textarea')?.value.length > 0",
+                                   timeout=120_000)
+            example = page.locator("#compare-input textarea").input_value()
+            page.locator("#compare-task").get_by_text("对联 Couplet").click()
+            page.wait_for_function(
+                "() => document.querySelector('#compare-A-output textarea').value === ''"
+                " && document.querySelector('#compare-B-output textarea').value === ''"
+                " && !document.querySelector('#compare-A-info').innerText.trim()", timeout=60_000)
+            assert page.locator("#compare-input textarea").input_value() != example  # the couplet example came
             browser.close()
     finally:
         proc.terminate()
