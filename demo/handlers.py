@@ -364,7 +364,8 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
         if not out.finished:
             lines.append("the output hit the length limit before &lt;eos&gt;")
         for note in notes(out):
-            lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + _doc_link("results", "bleu-by-length"))
+            where = NOTE_DOCS.get((note.kind, couplet))
+            lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + (_doc_link(*where) if where else ""))
     if couplet and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if settings.beam_size > 1:
@@ -374,6 +375,11 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
     if not has_attention:
         lines.append("the baseline has **no attention**: it sees the source only through one fixed vector.")
     return "  \n".join(lines)
+
+
+NOTE_DOCS = {("long", False): ("results", "bleu-by-length"), ("untranslated", False): ("theory/alignment", "coverage"),
+             ("untranslated", True): ("theory/alignment", "coverage")}
+"""The docs section that explains each kind of note (``Note.kind``, a couplet?); the rest link nowhere."""
 
 
 def _doc_link(page: str, anchor: str) -> str:

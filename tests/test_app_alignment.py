@@ -74,6 +74,8 @@ def test_flagged_words_are_red_and_named_in_the_info_line(monkeypatch):
     assert [c == FLAGGED for c in bars.marker.color] == [j in (3, 4) for j in range(len(bars.x))]
     assert [bool(t) for t in bars.text] == [j in (3, 4) for j in range(len(bars.x))]
     assert "possibly untranslated: 自然" in result.info  # the library's note, shown as it is
+    note = next(line for line in result.info.splitlines() if "possibly untranslated" in line)
+    assert note.endswith("theory/alignment/#coverage))")  # the page that explains the flag, not BLEU by length
 
 
 def test_the_baseline_has_no_coverage_row():

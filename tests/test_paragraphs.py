@@ -83,6 +83,10 @@ def test_notes_explain_long_and_unknown_inputs():
     assert [n.kind for n in translator.notes(odd)] == ["unknown"]
     del translator.meta["source_lengths"]
     assert translator.notes(long_) == []  # no recorded lengths, no length claim
+    couplets = _translator()
+    couplets.task = get_task("couplet")  # a couplet's note speaks of 上联 and 下联, not of translation and BLEU
+    (note,) = couplets.notes(couplets.translate(["我喜欢猫今天很好你呢"])[0])
+    assert "上联" in note.zh and "下联" in note.en and "BLEU" not in note.en + note.zh and "译文" not in note.zh
 
 
 @pytest.mark.parametrize("text", ["hello", "123", "¿qué?", "。。。"])
