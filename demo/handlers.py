@@ -967,7 +967,10 @@ without one is read with Luong's argmax rule."""
 ARGMAX, THRESHOLD = "argmax", "threshold"
 RULE_CHOICES = [("threshold τ (chosen on DeNero 在 DeNero 上选定)", THRESHOLD),
                 ("argmax (Luong: most-attended word 最受关注的词)", ARGMAX)]
-GOLD_NAMES = {"tsinghua": "Tsinghua (450)", "denero": "DeNero & Macherey (150)"}
+GOLD_SIZES = {"tsinghua": 450, "denero": 150}
+"""Sentences in each human-aligned set (``align-zh-en/<name>``)."""
+GOLD_NAMES = {name: f"{label} ({GOLD_SIZES[name]})" for name, label in
+              (("tsinghua", "Tsinghua"), ("denero", "DeNero & Macherey"))}
 GOLD_PULL = "attention-lab data pull align-zh-en"
 
 

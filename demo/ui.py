@@ -24,6 +24,7 @@ from demo.handlers import (
     ATTENTION,
     GOLD_NAMES,
     GOLD_SETS,
+    GOLD_SIZES,
     GRADIENT,
     MEAN,
     RULE_CHOICES,
@@ -446,11 +447,19 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
 
             gold_inputs = [controls["variant"], gold["name"], gold["number"], gold["rule"]]
             gold_outputs = [gold["sentence"], gold["info"], gold["figure"]]
-            gold["button"].click(gold_handler, gold_inputs, gold_outputs, api_name=f"{task}_gold")
-            gold["number"].submit(gold_handler, gold_inputs, gold_outputs, api_visibility="private")
+            def gold_cleared() -> tuple:
+                """After a refused choice (its message is the toast): the panel as before a sentence was shown."""
+                return "", gold_info_at_start(), gold_placeholder()
+
+            events = [gold["button"].click(gold_handler, gold_inputs, gold_outputs, api_name=f"{task}_gold"),
+                      gold["number"].submit(gold_handler, gold_inputs, gold_outputs, api_visibility="private")]
             for control in (controls["variant"], gold["name"], gold["rule"]):
-                control.input(gold_again, [gold["sentence"], *gold_inputs], gold_outputs, api_visibility="private",
-                              trigger_mode="always_last")
+                events.append(control.input(gold_again, [gold["sentence"], *gold_inputs], gold_outputs,
+                                            api_visibility="private", trigger_mode="always_last"))
+            for event in events:
+                event.failure(gold_cleared, None, gold_outputs, api_visibility="private", queue=False)
+            gold["name"].input(lambda name_value: gr.Number(maximum=GOLD_SIZES.get(name_value, 450)), gold["name"],
+                               gold["number"], api_visibility="private", queue=False)
         if task == OWN:
             def chose(name: str) -> tuple:
                 """Another model of your own: its summary, its language's words and direction, its examples."""
@@ -480,20 +489,31 @@ def _gold_panel(task: str) -> dict:
         with gr.Row():
             name = gr.Radio([(GOLD_NAMES[n], n) for n in reversed(GOLD_SETS)], value="tsinghua",
                             label="human-aligned set 人工对齐集", elem_id=f"{task}-gold-set")
-            number = gr.Number(1, minimum=1, maximum=450, precision=0, step=1,
-                               label="sentence 句号 (Tsinghua 1–450, DeNero 1–150) · Enter ↵",
+            number = gr.Number(1, minimum=1, maximum=GOLD_SIZES["tsinghua"], precision=0, step=1,
+                               label=f"sentence 句号 (Tsinghua 1–{GOLD_SIZES['tsinghua']}, DeNero "
+                                     f"1–{GOLD_SIZES['denero']}) · Enter ↵",
                                elem_id=f"{task}-gold-number")
             rule = gr.Radio(RULE_CHOICES, value=THRESHOLD, label="the model's links 模型的连线",
                             elem_id=f"{task}-gold-rule")
-        button = gr.Button("show the human links 显示人工对齐", elem_id=f"{task}-gold-run")
+        button = gr.Button("show the human links 显示人工对齐", variant="secondary", elem_id=f"{task}-gold-run")
         sentence = gr.Markdown(elem_id=f"{task}-gold-sentence")
-        data = data_home()
-        missing = not all((data / "align-zh-en" / name).is_dir() for name in GOLD_SETS)
-        info = gr.Markdown(gold_missing(data) if missing else "", elem_id=f"{task}-gold-info")  # said at once
-        figure = gr.Plot(message_figure("Choose a sentence and press the button: the human links over the model's "
-                                        "attention. 选一句，按按钮。"),
-                         show_label=False, label="gold alignment 人工对齐", elem_id=f"{task}-gold-heatmap")
+        info = gr.Markdown(gold_info_at_start(), elem_id=f"{task}-gold-info")
+        figure = gr.Plot(gold_placeholder(), show_label=False, label="gold alignment 人工对齐",
+                         elem_id=f"{task}-gold-heatmap")
     return dict(name=name, number=number, rule=rule, button=button, sentence=sentence, info=info, figure=figure)
+
+
+def gold_info_at_start() -> str:
+    """The gold panel's info line before a sentence is shown: how to get the sets, when they are missing."""
+    data = data_home()
+    missing = not all((data / "align-zh-en" / name).is_dir() for name in GOLD_SETS)
+    return gold_missing(data) if missing else ""
+
+
+def gold_placeholder() -> go.Figure:
+    """The gold panel's figure before a sentence is shown."""
+    return message_figure("Choose a sentence and press the button: the human links over the model's attention. "
+                          "选一句，按按钮。")
 
 
 COMPARE_CONTROLS = ("variant", "window", "hard", "beam")

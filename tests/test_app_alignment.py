@@ -313,6 +313,15 @@ def test_browser_coverage_gradient_and_gold_alignment():
             _wait_text(page, "translation-gold-info", "argmax")
             assert "Macherey 3/150" in page.locator("#translation-gold-sentence").inner_text()
             page.screenshot(path=str(SCREENSHOTS / "app-url-gradient-gold.png"), full_page=True)
+            # a number past the set's end: a message, and the panel back as it was (it kept a bare "Error" badge)
+            page.evaluate("document.querySelector('#translation-gold-number input').max = 1000")  # typed past max
+            page.locator("#translation-gold-number input").fill("200")
+            page.locator("#translation-gold-number input").press("Enter")
+            _wait_text(page, "translation-gold-heatmap", "Choose a sentence", timeout=60_000)
+            assert page.locator("#translation-gold-sentence").inner_text().strip() == ""
+            assert "AER" not in page.locator("#translation-gold-info").inner_text()  # no stale sentence's numbers
+            assert "Error" not in page.locator("#translation-gold-heatmap").inner_text()
+            page.locator("#translation-gold").first.screenshot(path=str(SCREENSHOTS / "app-gold-refused.png"))
 
             # Compare: switching the task leaves nothing of the last task's run on screen (it left English outputs,
             # heatmaps and entropy under the couplet task)
