@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -332,7 +332,7 @@ def _controls_line(couplet: bool, settings: Settings, window: int | None, model:
 
 def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
           seconds: float, window: int | None, model: torch.nn.Module) -> str:
-    """The Markdown line under the output: settings, normalised input, score, time, and notes.
+    """The Markdown line under the output: settings, what the model read, score, time, and notes.
 
     ``couplet``: the model writes couplets (its task is constrained): characters joined, the rules listed.
 
@@ -347,7 +347,7 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
     ]
     for i, out in enumerate(outs, 1):
         where = f"sentence {i} 第{i}句: " if len(outs) > 1 else ""
-        lines.append(f"{where}normalised input 规范化输入: {html.escape(joiner.join(out.source_tokens))} · "
+        lines.append(f"{where}what the model read 模型读到的: {html.escape(joiner.join(out.source_tokens))} · "
                      f"log p = {out.score:.2f}")
         shown = [(text, score) for text, score in out.alternatives if text.strip()][:4]
         if shown:
@@ -425,6 +425,7 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
                                                                                      out.source_tokens)]),
         rtl=rtl,
         source=out.source_tokens,
+        carried=[(c.carrier, c.name.text) for c in out.names.carried] if out.names else [],
         output=out.row_labels,
         weights=out.weights.tolist(),
         words=words,
@@ -449,20 +450,32 @@ PIECES_MERGED = "words (pieces merged: mean of their rows and centres)"
 """The heatmap's second title line in the word view."""
 
 
+def carried_line(carried: Sequence[Sequence[str]]) -> str:
+    """The heatmap's note that its axes show the carriers the model read, not the names typed (names switch)."""
+    pairs = ", ".join(f"{carrier} for {html.escape(name)}" for carrier, name in carried)
+    return f"the model read {pairs} 模型读到的是替身词" if pairs else ""
+
+
 def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
-    """The alignment of one sentence: rows per word (pieces merged) or per subword piece."""
+    """The alignment of one sentence: rows per word (pieces merged) or per subword piece.
+
+    A second, smaller title line says when the pieces are merged and which carriers the model read for the names
+    and numbers typed (its axes show what the model read).
+    """
     merged = not pieces and len(sentence["words"]) != len(sentence["output"])
     rtl = bool(sentence.get("rtl"))
+    notes = [line for line in (PIECES_MERGED if merged else "", carried_line(sentence.get("carried", []))) if line]
+    if notes:  # one long line was clipped in Compare's half-width panels
+        title = f"{title}<br><span style='font-size:12px'>{' · '.join(notes)}</span>"
     if not merged:
-        return alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
-                                sentence["centres"], sentence["predicted"], title=title, highlight=row, rtl=rtl)
-    highlight = None if row is None else sentence["word_of"][row]
-    figure = alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"], sentence["window"],
-                              sentence["word_centres"], sentence["predicted"], highlight=highlight, rtl=rtl,
-                              title=f"{title}<br><span style='font-size:12px'>{PIECES_MERGED}</span>")
-    # a second, smaller line (one long line was clipped in Compare's half-width panels); the pad keeps the
-    # first line inside the figure
-    return figure.update_layout(title_pad_t=18)
+        figure = alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
+                                  sentence["centres"], sentence["predicted"], title=title, highlight=row, rtl=rtl)
+    else:
+        highlight = None if row is None else sentence["word_of"][row]
+        figure = alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"],
+                                  sentence["window"], sentence["word_centres"], sentence["predicted"],
+                                  highlight=highlight, rtl=rtl, title=title)
+    return figure.update_layout(title_pad_t=18) if notes else figure  # the pad keeps the first line inside
 
 
 def _pick(maps: torch.Tensor, layer: int, head: str) -> list:

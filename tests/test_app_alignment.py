@@ -269,7 +269,7 @@ def test_browser_coverage_gradient_and_gold_alignment():
             box = page.locator("#translation-input textarea")
             box.fill("我的朋友张伟是一名麻醉师。")
             box.press("Enter")
-            _wait_text(page, "translation-info", "normalised input")
+            _wait_text(page, "translation-info", "what the model read")
             heatmap = page.locator("#translation-heatmap")
             heatmap.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
             assert _bar_count(page, "translation-heatmap") == 13  # one coverage bar per source character

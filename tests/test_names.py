@@ -155,8 +155,11 @@ def test_app_translation_names_on_by_default_and_said_in_the_info_line():
     registry = small_registry()
     on = run(registry, "translation", "我喜欢张伟。", Settings("luong-dot"))
     assert "names 人名: 张伟 → Zhang Wei" in on.state["info"]
+    # the heatmap's axes show what the model read (汤姆), and its title says so (they showed 汤 姆 unexplained)
+    assert [tuple(p) for p in on.state["carried"]] == [("汤姆", "张伟")]
+    assert "the model read 汤姆 for 张伟" in on.figure.layout.title.text
     off = run(registry, "translation", "我喜欢张伟。", Settings("luong-dot", names=False))
-    assert "names 人名" not in off.state["info"]
+    assert "names 人名" not in off.state["info"] and "the model read" not in off.figure.layout.title.text
     couplet = run(registry, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot"))  # names do not apply: no error
     assert "names 人名" not in couplet.state["info"]
 
