@@ -228,7 +228,8 @@ def train_live(settings: LiveSettings, max_seconds: float = MAX_SECONDS) -> Iter
         elapsed = time.perf_counter() - started
         out_of_time = elapsed > max_seconds
         status = (f"step {step}/{settings.steps} · loss {loss:.3f} · accuracy 准确率 {accuracy:.1%} · "
-                  f"{elapsed:.0f} s" + (" · stopped at the time limit 已达时间上限" if out_of_time else ""))
+                  f"{elapsed:.0f} s" + (" · stopped at the time limit 已达时间上限" if out_of_time else "")
+                  + (" · ✓ done 完成" if step == settings.steps else ""))
         yield LiveUpdate(step, loss, accuracy, _curves(history), heat, status, model, weights)
         if out_of_time:
             return
@@ -260,18 +261,30 @@ def parse_sequence(text: str) -> list[int]:
 
 
 def stopped_status(progress: dict | None) -> str:
-    """The status line after Stop: where the run was when it was stopped."""
+    """The status line after Stop: where the run was when it was stopped (or that it had finished)."""
     if not progress or not progress.get("step"):
         return "■ stopped before the first update 已在首次更新前停止"
+    if progress["step"] >= progress["steps"]:  # Stop after the end changes nothing: say the run is complete
+        return (f"✓ done 已完成: step {progress['step']}/{progress['steps']} · accuracy 准确率 "
+                f"{progress['accuracy']:.1%} · press Train for a new run 按训练重新开始")
     return (f"■ stopped at step {progress['step']}/{progress['steps']} 已停止 · accuracy 准确率 "
             f"{progress['accuracy']:.1%} · press Train for a new run 按训练重新开始")
 
 
-def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None) -> tuple[str, go.Figure]:
+def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None,
+                 trained: dict | None = None) -> tuple[str, go.Figure]:
     """Run the visitor's trained model on their own sequence.
 
     A problem (no model yet, a bad sequence) is said in the output box and the figure, in Chinese and
     English, instead of an error badge with no text.
+
+    Args:
+        model: The model the last run trained (``None`` before one).
+        text: The visitor's digits.
+        window: The local window ``D`` (``None``: global).
+        trained: What the model was trained on (``task``, ``step``, ``max_len``, from the run's progress): the
+            heatmap's title says it, since the controls may have changed since, and a sequence longer than the
+            training ones is said to be so.
     """
     if model is None:
         message = "请先训练模型 / train a model first (press Train above)"
@@ -287,8 +300,14 @@ def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None) ->
     source = vocab.decode(ids)
     output = [vocab.itos[i] for i in hyp.tokens]
     rows = output + (["<eos>"] if hyp.finished else [])
+    title = "your sequence 你的序列"
+    if trained and trained.get("task"):
+        title += f" · model trained on {trained['task']} 训练任务, step {trained.get('step')}"
+        if len(ids) > trained.get("max_len", MAX_LEN):
+            title += (f"<br><span style='font-size:12px'>longer than its training sequences (≤ {trained['max_len']}): "
+                      "watch it fail 比训练序列长</span>")
     if model.has_attention:
-        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title="your sequence 你的序列")
+        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title=title)
     else:
         fig = message_figure("No attention: nothing to align.")
     return " ".join(output), fig

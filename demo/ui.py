@@ -742,12 +742,13 @@ def build_live_tab() -> LiveTab:
             try:
                 settings = LiveSettings(task=task_v, score=score_v, window=parse(window_v),
                                         attention=bool(attention_v), min_len=int(min_v), max_len=int(max_v),
-                                        steps=int(steps_v), every=max(50, int(steps_v) // 10))
+                                        steps=int(steps_v), every=max(50, int(steps_v) // 30))  # ≈ 1–2 s
             except (TypeError, ValueError):
                 raise refuse("设置须为数字 / the window, lengths and steps must be numbers") from None
             for update in train_live(settings):
                 yield (update.status, update.curves, update.heatmap, update.model,
-                       {"step": update.step, "steps": settings.steps, "accuracy": update.accuracy})
+                       {"step": update.step, "steps": settings.steps, "accuracy": update.accuracy,
+                        "task": settings.task, "max_len": settings.max_len})
 
         cleared = train.click(clear, None, [status, curves, heatmap, model, progress, seq_out, seq_heat],
                               api_visibility="private", queue=False)
@@ -756,11 +757,11 @@ def build_live_tab() -> LiveTab:
                              concurrency_limit=LIVE_CONCURRENCY, concurrency_id="live-train")
         stop.click(stopped_status, progress, status, cancels=[event], api_visibility="private", queue=False)
 
-        def try_it(model_v, text_v, window_v):
-            return try_sequence(model_v, text_v, parse(window_v))
+        def try_it(model_v, text_v, window_v, progress_v):
+            return try_sequence(model_v, text_v, parse(window_v), progress_v)
 
-        run_seq.click(try_it, [model, sequence, window], [seq_out, seq_heat], api_visibility="private")
-        sequence.submit(try_it, [model, sequence, window], [seq_out, seq_heat], api_visibility="private")
+        run_seq.click(try_it, [model, sequence, window, progress], [seq_out, seq_heat], api_visibility="private")
+        sequence.submit(try_it, [model, sequence, window, progress], [seq_out, seq_heat], api_visibility="private")
     controls = dict(task=task, score=score, window=window, attention=attention, min_len=min_len, max_len=max_len,
                     steps=steps)
     return LiveTab(controls)

@@ -104,6 +104,8 @@ def test_live_sequence_accepts_full_width_and_says_what_is_wrong():
 def test_stop_message_names_the_step():
     assert "stopped at step 300/600" in stopped_status({"step": 300, "steps": 600, "accuracy": 0.5})
     assert "stopped before the first update" in stopped_status({})
+    finished = stopped_status({"step": 600, "steps": 600, "accuracy": 0.97})  # Stop after the end
+    assert "done" in finished and "stopped" not in finished
 
 
 def test_every_live_setting_error_is_bilingual():

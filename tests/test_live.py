@@ -15,6 +15,14 @@ def test_short_run_streams_updates_learns_and_aligns_anti_diagonally():
     assert updates[-1].heatmap.data[0].type == "heatmap"
     text, fig = try_sequence(updates[-1].model, "1 2 3 4 5")
     assert text == "5 4 3 2 1"
+    assert "done" in updates[-1].status and not any("done" in u.status for u in updates[:-1])
+    # the controls may say another task by now: the heatmap names what the model was trained on, and a sequence
+    # longer than its training ones is said to be
+    trained = {"task": "reverse", "step": 600, "max_len": 12}
+    _, fig = try_sequence(updates[-1].model, "1 2 3 4 5", trained=trained)
+    assert "model trained on reverse" in fig.layout.title.text and "longer" not in fig.layout.title.text
+    _, fig = try_sequence(updates[-1].model, "1" * 20, trained=trained)
+    assert "longer than its training sequences (≤ 12)" in fig.layout.title.text
 
 
 def test_the_baseline_has_no_heatmap_and_learns_less():
