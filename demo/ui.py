@@ -531,7 +531,7 @@ def _side_controls(registry: ModelRegistry, side: str, variant: str | None, task
                               elem_id=f"compare-{side}-window"),
         "hard": gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label=f"attention {side} 注意力",
                          elem_id=f"compare-{side}-hard"),
-        "beam": gr.Slider(1, 10, value=1, step=1, label=f"beam {side} 束宽 (1 = greedy)",
+        "beam": gr.Slider(1, 10, value=5, step=1, label=f"beam {side} 束宽 (1 = greedy 贪心)",
                           elem_id=f"compare-{side}-beam"),
     }
 
