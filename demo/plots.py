@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import unicodedata
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -165,10 +166,35 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
     return fig
 
 
+MESSAGE_COLUMNS = 44
+"""The widest line of a figure's message, in columns (a Chinese character takes two): a phone's width."""
+
+
+def wrapped(text: str, columns: int = MESSAGE_COLUMNS) -> str:
+    """``text`` HTML-escaped and broken into lines (``<br>``) of at most ``columns``, at spaces.
+
+    Plotly does not wrap an annotation: a long message was cut at both ends on a phone. A word wider than a line
+    stays whole on its own line.
+
+    >>> wrapped("the baseline has no attention: nothing to align", 20)
+    'the baseline has no<br>attention: nothing<br>to align'
+    """
+    def width(word: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in word)
+
+    lines: list[str] = []
+    for word in text.split():
+        if lines and width(lines[-1]) + 1 + width(word) <= columns:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(html.escape(line) for line in lines)
+
+
 def message_figure(text: str) -> go.Figure:
-    """An empty figure carrying a message (e.g. "the baseline has no attention")."""
+    """An empty figure carrying a message (e.g. "the baseline has no attention"), wrapped to a phone's width."""
     fig = go.Figure()
-    fig.add_annotation(text=html.escape(text), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
+    fig.add_annotation(text=wrapped(text), showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
                        font=dict(size=15))
     fig.update_layout(xaxis=dict(visible=False), yaxis=dict(visible=False), height=260,
                       margin=dict(l=20, r=20, t=20, b=20))

@@ -164,3 +164,15 @@ def test_every_published_figure_has_an_app_link():
     assert fresh["alignment-couplet-luong-dot"].startswith("?tab=couplet&text=")
     live = parse_query(dict(parse_qsl(fresh["live-reverse-curves"][1:])))
     assert live["live"] == {"task": "reverse", "min_len": 5, "max_len": 12, "steps": 600}
+
+
+def test_a_figure_message_fits_a_phone():
+    """Plotly does not wrap an annotation: a long message was cut at both ends at 390 px."""
+    from demo.plots import MESSAGE_COLUMNS, message_figure
+
+    text = ("Run a sentence to see where the model looks: each row is one output word, each column a source "
+            "character. 运行一句，看模型每一步在看哪里。")
+    lines = message_figure(text).layout.annotations[0].text.split("<br>")
+    assert len(lines) > 1 and " ".join(lines) == text
+    assert all(sum(2 if "\u4e00" <= ch <= "\u9fff" or ch in "，。" else 1 for ch in line) <= MESSAGE_COLUMNS
+               for line in lines)
