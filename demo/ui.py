@@ -680,6 +680,18 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
     return CompareTab(task, text, a, b, outputs, handler, views, defaults, start)
 
 
+def model_counts(registry: ModelRegistry) -> str:
+    """The header's line on the models: how many of each task, and where they come from.
+
+    >>> model_counts(ModelRegistry({"translation": {"none": None, "bahdanau": None}}, "bundled zoo models/"))
+    '2 translation (bundled with the app 随附)'
+    """
+    order = [t for t in ("translation", "couplet", OWN) if t in registry.models]
+    counts = ", ".join(f"{len(registry.models[t])} {'of your own' if t == OWN else t}" for t in order)
+    where = "bundled with the app 随附" if registry.source.startswith("bundled") else f"`{registry.source}`"
+    return f"{counts} ({where})"
+
+
 LIVE_CONCURRENCY = 2
 """Live trainings at once: a crowd of trainers queues here and cannot starve the other tabs."""
 
@@ -928,7 +940,7 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
             + " looks while it writes each word: translation 中文 → English "
             "and couplets 上联 → 下联" + (", and the models you trained yourself" if OWN in registry.models else "")
             + ", with every classic attention mechanism. "
-            f"Models: `{registry.source}` · " + docs_link("", text="documentation 文档")
+            f"Models 模型: {model_counts(registry)} · " + docs_link("", text="documentation 文档")
         )
         task_tabs: dict[str, TaskTab] = {}
         with gr.Tabs() as tabs:
