@@ -826,7 +826,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                 texts = translator.sentences(text, SENTENCE_TOKENS)
                 outs = translator.translate(texts, **options)
     except InputError as err:
-        raise refuse(f"无法翻译 / {err}") from None
+        raise refuse(f"{'无法生成下联' if couplet else '无法翻译'} / {err}") from None
     model = translator.model
     with torch.inference_mode():  # a Transformer's every layer and head (None for an RNN)
         maps = [translator.attention_maps(out, window, settings.hard) for out in outs]

@@ -50,7 +50,7 @@ def test_window_band_and_local_p_centre_are_drawn():
         ("couplet", "hello world", "Chinese"),
         ("translation", "😀😀", "Chinese"),
         # a 下联 mirrors a 上联 character by character: 2024 was one <unk>, and the 下联 came out 6 characters for 10
-        ("couplet", "2024年春节快乐", "'2024' is not one: write numbers in characters"),
+        ("couplet", "2024年春节快乐", "无法生成下联 / a 上联 .*'2024' is not one: write numbers in characters"),
         ("couplet", "iPhone真好用", "'iphone' is not one: write it in Chinese"),
     ],
 )
