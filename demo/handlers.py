@@ -364,8 +364,8 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
         if not out.finished:
             lines.append("the output hit the length limit before &lt;eos&gt;")
         for note in notes(out):
-            where = NOTE_DOCS.get((note.kind, couplet))
-            lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + (_doc_link(*where) if where else ""))
+            doc = NOTE_DOCS.get((note.kind, couplet))
+            lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + (_doc_link(*doc) if doc else ""))
     if couplet and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if settings.beam_size > 1:
