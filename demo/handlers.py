@@ -59,6 +59,7 @@ from demo.plots import (
     entropy_figure,
     gold_figure,
     message_figure,
+    second_line,
     step_figure,
 )
 
@@ -466,7 +467,7 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
     rtl = bool(sentence.get("rtl"))
     notes = [line for line in (PIECES_MERGED if merged else "", carried_line(sentence.get("carried", []))) if line]
     if notes:  # one long line was clipped in Compare's half-width panels
-        title = f"{title}<br><span style='font-size:12px'>{' · '.join(notes)}</span>"
+        title = title + second_line(" · ".join(notes))
     if not merged:
         figure = alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
                                   sentence["centres"], sentence["predicted"], title=title, highlight=row, rtl=rtl)
@@ -549,7 +550,7 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
     where = view_words(sentence["layers"], sentence["heads"], layer, head)
     source = sentence["source"]
     encoder = alignment_figure(source, source, _pick(sentence["maps"]["encoder"], layer, head),
-                               title=f"encoder self-attention 编码器自注意力 · {where}",
+                               title=f"encoder self-attention 编码器自注意力{second_line(where)}",
                                x_title="key 键 (source 源)", y_title="query 查询 (source 源)",
                                rtl=bool(sentence.get("rtl")))
     decoder = _pick(sentence["maps"]["decoder"], layer, head)  # (T, T)
@@ -563,9 +564,9 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
         keys = ["<bos>", *sentence["words"][: columns[-1]]]
         rows, highlight = sentence["words"], None if row is None else word_of[row]
     figure = alignment_figure(keys, rows, decoder, highlight=highlight,
-                              title=f"decoder self-attention 解码器自注意力 · {where}",
+                              title=f"decoder self-attention 解码器自注意力{second_line(where)}",
                               x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)")
-    return encoder, figure
+    return encoder.update_layout(title_pad_t=18), figure.update_layout(title_pad_t=18)
 
 
 @dataclass

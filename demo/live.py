@@ -25,7 +25,7 @@ from attention_core.seq2seq import Seq2Seq, build_model
 from attention_core.toy import TASKS, make_batch, sample_batch, toy_vocab
 from attention_core.training import train_step
 from demo.errors import refuse
-from demo.plots import alignment_figure, message_figure
+from demo.plots import alignment_figure, message_figure, second_line
 
 SYMBOLS = 10
 """Alphabet size: the digits 0–9."""
@@ -304,10 +304,10 @@ def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None,
     if trained and trained.get("task"):
         title += f" · model trained on {trained['task']} 训练任务, step {trained.get('step')}"
         if len(ids) > trained.get("max_len", MAX_LEN):
-            title += (f"<br><span style='font-size:12px'>longer than its training sequences (≤ {trained['max_len']}): "
-                      "watch it fail 比训练序列长</span>")
+            title += second_line(f"longer than its training sequences (≤ {trained['max_len']}): watch it fail "
+                                 "比训练序列长")
     if model.has_attention:
-        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title=title)
+        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title=title).update_layout(title_pad_t=18)
     else:
         fig = message_figure("No attention: nothing to align.")
     return " ".join(output), fig

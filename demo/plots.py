@@ -166,6 +166,14 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
     return fig
 
 
+def second_line(text: str) -> str:
+    """A figure title's smaller second line (a long one-line title ran past a half-width panel's edge).
+
+    Give the figure ``title_pad_t=18`` so the first line stays inside it.
+    """
+    return f"<br><span style='font-size:12px'>{text}</span>"
+
+
 MESSAGE_COLUMNS = 44
 """The widest line of a figure's message, in columns (a Chinese character takes two): a phone's width."""
 
