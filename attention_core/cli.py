@@ -63,8 +63,13 @@ DATA_HELP = f"data folder (default: ${DATA_ENV}, else ~/.cache/attention-lab/dat
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose mistakes end in one ``error:`` line and a pointer to ``--help``.
 
-    argparse prints the whole usage block first (some 40 lines for ``train``), with the one useful line last.
+    argparse prints the whole usage block first (some 40 lines for ``train``), with the one useful line last. Options
+    are written in full (no ``--dat`` for ``--data``): checks that ask whether an option was given read the command
+    line as typed.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message}\n(`{self.prog} --help` lists the options)\n")
@@ -649,7 +654,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _run(args, argv)
         return _run(args, argv)
     except BrokenPipeError:  # `attention-lab translate … | head -3`: the reader has what it wanted
-        _stdout_to_devnull()
+        _to_devnull()
         return 141  # as a shell reports a process ended by SIGPIPE
     except (DataError, ModelLoadError, InputError, TrainError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -667,19 +672,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _stdout_to_devnull() -> None:
-    """Point the process's stdout at the null device (its reader has gone), so no later write or flush fails."""
+def _to_devnull(stream=None) -> None:
+    """Point a stream's file (default: stdout) at the null device (its reader has gone): no later write fails."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # not a real file (a test's captured stdout)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), (stream or sys.stdout).fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's captured stream)
         pass
 
 
 class _ReaderGone:
-    """``sys.stdout`` for ``train`` and ``zoo``: a long training is not stopped by its log's reader.
+    """``sys.stdout`` or ``sys.stderr`` for ``train`` and ``zoo``: a long training is not stopped by its log's reader.
 
-    When the reader goes away (``… | head -1``, a ``tee`` that was stopped), the run goes on, says so once on
-    stderr, and its epoch lines are still kept in the run's ``metrics.jsonl``.
+    When the reader goes away (``… | head -1``, ``… 2>&1 | head -1``, a ``tee`` that was stopped), the run goes on,
+    says so once on stderr if anything still reads it, and its epoch lines are still kept in the run's
+    ``metrics.jsonl``.
     """
 
     def __init__(self, stream):
@@ -691,7 +697,7 @@ class _ReaderGone:
         except BrokenPipeError:
             if not self.gone:
                 self.gone = True
-                _stdout_to_devnull()
+                _to_devnull(self.stream)  # before the note: if stderr is this stream, the note goes nowhere
                 print("note: nothing reads the output any more; training goes on (each run folder keeps its "
                       "epochs in metrics.jsonl)", file=sys.stderr, flush=True)
             return len(args[0]) if args else None
@@ -708,13 +714,13 @@ class _ReaderGone:
 
 @contextlib.contextmanager
 def _runs_on_without_reader():
-    """Run a ``train`` or ``zoo`` with ``_ReaderGone`` as stdout."""
-    stream = sys.stdout
-    sys.stdout = _ReaderGone(stream)
+    """Run a ``train`` or ``zoo`` with ``_ReaderGone`` as stdout and stderr."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _ReaderGone(out), _ReaderGone(err)
     try:
         yield
     finally:
-        sys.stdout = stream
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":

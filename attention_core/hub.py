@@ -411,8 +411,8 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
 
     Into ``local_dir``, all or nothing: the files are downloaded beside it first and moved in when every one
     has come, so a failed download leaves neither a folder nor half a model behind. A model already in the folder
-    is replaced whole (an optional file the new one lacks is removed, so it cannot be read as part of it); other
-    files there are left alone.
+    is replaced whole (an optional file or card the new one lacks is removed, so it cannot be read as part of it);
+    other files there are left alone.
 
     Args:
         repo_id: Hub repo id.
@@ -431,11 +431,11 @@ def pull(repo_id: str, revision: str | None = None, local_dir: str | Path | None
     near = next(p for p in (target, *target.parents) if p.exists())  # the same file system, for os.replace
     if not near.is_dir():
         raise ModelLoadError(f"cannot download {repo_id!r} into {local_dir}: {near} is a file, not a folder")
-    staging = Path(tempfile.mkdtemp(prefix=".pull-", dir=near))
+    staging = Path(tempfile.mkdtemp(prefix=".pull-", dir=near.parent if near == target else near))  # beside it
     try:
         _download(repo_id, revision, staging)
         target.mkdir(parents=True, exist_ok=True)
-        for name in OPTIONAL_FILES:
+        for name in (*OPTIONAL_FILES, "README.md"):  # the old model's, which the new one does not replace
             if not (staging / name).is_file():
                 (target / name).unlink(missing_ok=True)
         for file in staging.iterdir():

@@ -101,6 +101,10 @@ three, five, seven and nine are words apart from one another and from "a" and "o
 (苹果, 自行车, 雨伞) came out as their English in 113, 116 and 106 of 131 visitor-set sentences with a noun replaced by
 them, against 83–104 for 书, 电脑, 桌子, 椅子, 钥匙, 杯子 and 帽子."""
 
+NUMBER_CARRIERS = ("number", "money", "time")
+"""Kinds whose carriers are a small numeral (三, 五块, 七点): one may not ride on a numeral the sentence says itself,
+or the model's "three" would stand for both."""
+
 PLACE_TAGS = ("ns",)
 """jieba tags (prefixes) of the words proposed as place names."""
 
@@ -262,7 +266,7 @@ def _given_name_ends_early(name: RareWord, rest: str) -> RareWord:
     word (明天 "tomorrow", 明白 "understand") and the next two characters do not (天要), the name is 张伟 and the word
     stays for the model to translate. 王小明天天跑步 keeps 王小明 (天天 is a word).
     """
-    if rest and common_word(name.text[2] + rest[0]) and not common_word(rest[:2]):
+    if rest and common_word(name.text[2] + rest[0]) and not (len(rest) > 1 and common_word(rest[:2])):
         return _judge(name.text[:2], name.start) or name
     return name
 
@@ -402,7 +406,10 @@ def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRI
                     for form in english.split("|"))
         return chinese not in rest and chinese not in taken and not latin
 
-    spare = {kind: [c for c in pairs if free(*c)] for kind, pairs in carriers.items()}
+    def numeral_free(kind: str, chinese: str) -> bool:  # 三点 may not carry 4点 beside the sentence's own 三本书
+        return kind not in NUMBER_CARRIERS or chinese[0] not in rest
+
+    spare = {kind: [c for c in pairs if free(*c) and numeral_free(kind, c[0])] for kind, pairs in carriers.items()}
     chosen: dict[str, tuple[str, str]] = {}  # a name said twice keeps its carrier
     written: set[str] = set()  # the English the carriers chosen so far write: no two may share a word (七, 七点)
 

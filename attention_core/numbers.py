@@ -127,7 +127,7 @@ def _english(kind: str, match: re.Match[str]) -> RareWord | None:
             english = f"{hour}:{minute:02d}" + (f" {half_day}" if half_day else "")
             return RareWord(text, start, english, "number", kind, drop_next=clock)
         arabic = match.group(2)[0].isdigit()  # 3点: the model knows 三点, not a digit
-        if isinstance(hour, int) and (10 < hour or arabic) and hour <= 24 and minute is None:  # 十二点, 晚上十一点
+        if isinstance(hour, int) and (10 < hour or arabic) and 1 <= hour <= 24 and minute is None:  # 十二点, 3点
             english = f"{hour} {half_day}" if half_day else f"{hour} o'clock"
             return RareWord(text, start, english, "number", kind, drop_next=clock)
     elif kind == "year":
@@ -153,6 +153,11 @@ def _english(kind: str, match: re.Match[str]) -> RareWord | None:
         ordinal_ = match.string[max(0, start - 1) : start] == "第"  # 第十一课: an ordinal, left to the model
         digits = text[0].isdigit() or re.search("[十百千万亿点]", text)  # 三四, 一两: "three or four", "one or two"
         month = match.string.startswith("月", match.end())  # 十二月 "December": left to the model
+        if text[0].isdigit() and re.search(r"[A-Za-z]", match.string[max(0, start - 1) : start] +
+                                           match.string[match.end() : match.end() + 1]):
+            return None  # A4, MP3, 5G, iPhone15: part of a name, left to the model
+        if text[0].isdigit() and match.string.startswith("点", match.end()):
+            return None  # 0点: an hour the time pattern left to the model
         if large and digits and not ordinal_ and not month and not text.startswith(("百", "千", "万", "亿")):
             english = text if text[0].isdigit() else written(amount)  # type: ignore[arg-type]
             return RareWord(text, start, english, "number", kind, drop_next=MAGNITUDES)  # not 千万 "by all means"

@@ -222,11 +222,15 @@ def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if not data.strip():
         raise DataError(f"corpus file {path} is empty")
-    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Notepad's "Unicode": UTF-16 with its mark
+    marked = next((name for name, marks in (("utf-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
+                                             ("utf-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)))
+                   if data.startswith(marks)), None)  # UTF-32's mark starts as UTF-16's: asked first
+    if marked:  # Notepad's "Unicode" is UTF-16 with its mark
         try:
-            return data.decode("utf-16")
+            return data.decode(marked)
         except UnicodeDecodeError:
-            raise DataError(f"corpus file {path} starts as UTF-16 but is not: give a UTF-8 text file") from None
+            raise DataError(f"corpus file {path} starts as {marked.upper()} but is not: "
+                            "give a UTF-8 text file") from None
     if b"\x00" in data[:SNIFF_BYTES]:
         raise DataError(f"corpus file {path} is binary (it holds NUL bytes): give a UTF-8 text file")
     try:

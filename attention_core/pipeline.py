@@ -212,15 +212,13 @@ class Translator:
         n = len(output.source_tokens)
         lengths = self.meta.get("source_lengths")
         p99 = lengths.get("p99") if isinstance(lengths, dict) else None
-        if type(p99) is int and n > p99 and self.task.name == "couplet":
+        if type(p99) is int and n > p99:
             notes.append(Note(
                 "long",
                 f"this 上联 has {n} characters; 99 % of the training 上联 have at most {p99}, and a longer one "
                 "gets a poorer 下联",
                 f"这副上联有 {n} 个字，训练集中 99% 的上联不超过 {p99} 个字；上联越长，下联越差",
-            ))
-        elif type(p99) is int and n > p99:
-            notes.append(Note(
+            ) if self.task.name == "couplet" else Note(
                 "long",
                 f"this sentence has {n} tokens; 99 % of the training sentences have at most {p99}, and "
                 "quality drops with length (see BLEU by length in the results)",

@@ -49,7 +49,7 @@ from attention_core.subword import word_rows, word_spans
 from attention_core.text import detokenize_chinese, has_chinese
 from attention_core.transformer import AttentionMaps
 from demo.errors import refuse
-from demo.links import docs_href
+from demo.links import GOLD_SIZES, docs_href
 from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
 from demo.plots import (
     LINK_MARKS,
@@ -453,7 +453,7 @@ PIECES_MERGED = "words (pieces merged: mean of their rows and centres)"
 
 def carried_line(carried: Sequence[Sequence[str]]) -> str:
     """The heatmap's note that its axes show the carriers the model read, not the names typed (names switch)."""
-    pairs = ", ".join(f"{carrier} for {html.escape(name)}" for carrier, name in carried)
+    pairs = ", ".join(f"{carrier} for {html.escape(name)}" for carrier, name in dict.fromkeys(map(tuple, carried)))
     return f"the model read {pairs} 模型读到的是替身词" if pairs else ""
 
 
@@ -981,8 +981,6 @@ without one is read with Luong's argmax rule."""
 ARGMAX, THRESHOLD = "argmax", "threshold"
 RULE_CHOICES = [("threshold τ (chosen on DeNero 在 DeNero 上选定)", THRESHOLD),
                 ("argmax (Luong: most-attended word 最受关注的词)", ARGMAX)]
-GOLD_SIZES = {"tsinghua": 450, "denero": 150}
-"""Sentences in each human-aligned set (``align-zh-en/<name>``)."""
 GOLD_NAMES = {name: f"{label} ({GOLD_SIZES[name]})" for name, label in
               (("tsinghua", "Tsinghua"), ("denero", "DeNero & Macherey"))}
 GOLD_PULL = "attention-lab data pull align-zh-en"

@@ -24,7 +24,6 @@ from demo.handlers import (
     ATTENTION,
     GOLD_NAMES,
     GOLD_SETS,
-    GOLD_SIZES,
     GRADIENT,
     MEAN,
     RULE_CHOICES,
@@ -48,7 +47,7 @@ from demo.handlers import (
     with_gradient,
     with_sentence,
 )
-from demo.links import TASK_TABS, docs_link, parse_query
+from demo.links import GOLD_SIZES, TASK_TABS, docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import OWN, ModelRegistry, is_rtl, own_examples, sides
 from demo.plots import message_figure
@@ -458,8 +457,6 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                                             api_visibility="private", trigger_mode="always_last"))
             for event in events:
                 event.failure(gold_cleared, None, gold_outputs, api_visibility="private", queue=False)
-            gold["name"].input(lambda name_value: gr.Number(maximum=GOLD_SIZES.get(name_value, 450)), gold["name"],
-                               gold["number"], api_visibility="private", queue=False)
         if task == OWN:
             def chose(name: str) -> tuple:
                 """Another model of your own: its summary, its language's words and direction, its examples."""

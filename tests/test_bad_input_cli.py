@@ -287,18 +287,27 @@ def test_a_folder_lock_is_held_again_by_its_own_process_and_leaves_no_trace(tmp_
     assert not folder.exists() and owner(folder) is None  # made and left empty: removed
 
 
-def _closed_after_one_line(args: list[str], stdin: str | None = None) -> tuple[int, str]:
-    """Run the CLI with a reader that takes its first line and goes away (``attention-lab … | head -1``)."""
+def test_an_abbreviated_option_is_refused_by_name(tmp_path, capsys):
+    """``--dat`` was read as ``--data`` while the checks that ask whether ``--data`` was given did not see it."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "--task", "couplet", "--dat", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert exit_.value.code == 2 and "unrecognized arguments: --dat" in _error(capsys)
+
+
+def _closed_after_one_line(args: list[str], stdin: str | None = None, merged: bool = False) -> tuple[int, str]:
+    """Run the CLI with a reader that takes its first line and goes away (``attention-lab … | head -1``; with
+    ``merged``, ``… 2>&1 | head -1``: stderr goes too)."""
     import subprocess
     import sys
 
     proc = subprocess.Popen([sys.executable, "-m", "attention_core.cli", *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+                            text=True)
     proc.stdin.write(stdin or "")
     proc.stdin.close()
     assert proc.stdout.readline()
     proc.stdout.close()
-    err = proc.stderr.read()
+    err = "" if merged else proc.stderr.read()
     return proc.wait(timeout=300), err
 
 
@@ -314,3 +323,8 @@ def test_a_reader_that_goes_away_stops_a_translation_quietly_but_not_a_training(
     assert "Traceback" not in err and err.count("training goes on") == 1
     assert [json.loads(line)["epoch"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
     load_folder(out)
+    both = tmp_path / "both"  # `… 2>&1 | head -1`: the note itself meets the closed pipe, and training goes on
+    code, _ = _closed_after_one_line(["train", "--task", "parallel", "--corpus", str(corpus), "--out", str(both),
+                                      "--epochs", "3", *TINY], merged=True)
+    assert code == 0
+    assert [json.loads(line)["epoch"] for line in (both / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]

@@ -158,12 +158,15 @@ def test_a_failed_pull_leaves_no_folder_it_made(tmp_path):
         stale.mkdir()
         (stale / "subwords.json").write_text("{}")  # an older subword model's pieces
         (stale / "notes.txt").write_text("mine")
+        (stale / "README.md").write_text("the old model's card")
         replaced = subprocess.run([sys.executable, "-c", replace, str(stale)], env=env, capture_output=True,
                                   text=True, timeout=120)
     finally:
         server.shutdown()
     assert replaced.returncode == 0 and replaced.stdout.strip() == str(stale), replaced.stderr[-2000:]
     assert not (stale / "subwords.json").exists() and (stale / "notes.txt").read_text() == "mine"
+    assert not (stale / "README.md").exists()  # lab/good has no card: the old one would describe another model
+    assert not list(tmp_path.glob("**/.pull-*"))  # the staging folder is gone
     assert load_folder(stale).task.subwords is None  # the new model, not pieces of the old one
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["2", "2"]

@@ -48,6 +48,7 @@ def found(text: str) -> list[tuple[str, str, str]]:
     # jieba: 张伟明 + 天要; the name ends where 明天 begins (an app visitor's sentence lost "tomorrow")
     ("张伟明天要去北京开会。", [("张伟", "Zhang Wei", "pinyin"), ("北京", "Beijing", "dictionary")]),
     ("张伟明白了。", [("张伟", "Zhang Wei", "pinyin")]),
+    ("张伟明天", [("张伟", "Zhang Wei", "pinyin")]),  # at the end of the text too
     ("张伟明是医生。", [("张伟明", "Zhang Weiming", "pinyin")]),  # 明是 is no word: a three-character name
     ("王小明天天跑步。", [("王小明", "Wang Xiaoming", "pinyin")]),  # 天天 is a word: 明 stays in the name
 ])
@@ -158,6 +159,8 @@ def test_app_translation_names_on_by_default_and_said_in_the_info_line():
     # the heatmap's axes show what the model read (汤姆), and its title says so (they showed 汤 姆 unexplained)
     assert [tuple(p) for p in on.state["carried"]] == [("汤姆", "张伟")]
     assert "the model read 汤姆 for 张伟" in on.figure.layout.title.text
+    twice = run(registry, "translation", "张伟喜欢张伟。", Settings("luong-dot"))
+    assert twice.figure.layout.title.text.count("汤姆 for 张伟") == 1
     off = run(registry, "translation", "我喜欢张伟。", Settings("luong-dot", names=False))
     assert "names 人名" not in off.state["info"] and "the model read" not in off.figure.layout.title.text
     couplet = run(registry, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot"))  # names do not apply: no error

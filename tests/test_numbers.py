@@ -63,6 +63,8 @@ def test_numbers_are_found_with_the_english_a_reader_expects(text, numbers):
     "我等了三四个小时。",  # "three or four"
     "过一两天再说。",  # "a day or two"
     "十二月有三十一天。",  # 十二月 is December (三十一 is found)
+    "我们0点见。",  # no "0 o'clock"
+    "这是A4纸。", "MP3坏了。", "5G很快。",  # digits that are part of a name
 ])
 def test_words_that_only_look_like_numbers_and_small_numbers_are_left_to_the_model(text):
     assert [n for n in found(text) if n[0] != "三十一"] == []
@@ -98,6 +100,8 @@ def test_no_two_carriers_of_one_sentence_write_the_same_word():
     assert [(c.name.text, c.carrier) for c in p.carried] == [("5", "七"), ("下午3点", "九点")]
     words = [set(c.carrier_english.lower().split("|")) for c in p.carried]
     assert not words[0] & words[1]
+    # nor the sentence's own small numeral: 三点 carrying 4点 beside 三本书 made "I have 4 p.m. books"
+    assert prepare("我有三本书，下午4点见。").text == "我有三本书，五点见。"
 
 
 def output(tokens: list[str], peaks: list[int], columns: int) -> Output:

@@ -95,7 +95,7 @@ def test_a_file_that_cannot_be_a_corpus_is_one_error_line_from_the_cli(tmp_path,
     assert err.startswith("error: ") and message in err and "Traceback" not in err and "\n" not in err
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig", "utf-32"])  # UTF-32's mark begins as UTF-16's
 def test_a_corpus_saved_with_a_byte_order_mark_reads_as_its_utf8_twin(tmp_path, encoding):
     """Notepad's "Unicode" (UTF-16 with a byte-order mark) and "UTF-8 with BOM" give the pairs UTF-8 gives."""
     pairs = german_english()
