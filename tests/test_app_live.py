@@ -103,8 +103,8 @@ def _app_page(app_url: str, height: int):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(app_url, wait_until="load")
         # the page is Gradio's: it draws the tabs after fetching the app's config, which took over 30 s (a locator's
-        # default) beside a live training on a loaded 2-core machine
-        page.locator("#translation-input textarea").wait_for(timeout=120_000)
+        # default) beside a live training on a loaded 2-core machine; any tab of any app has a text box
+        page.locator("textarea").first.wait_for(state="attached", timeout=120_000)
         yield page
         browser.close()
     assert not errors, errors
