@@ -49,7 +49,7 @@ from attention_core.subword import word_rows, word_spans
 from attention_core.text import detokenize_chinese, has_chinese
 from attention_core.transformer import AttentionMaps
 from demo.errors import refuse
-from demo.links import GOLD_SIZES, docs_href
+from demo.links import GOLD_SIZES, docs_markdown_link
 from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
 from demo.plots import (
     LINK_MARKS,
@@ -385,7 +385,7 @@ NOTE_DOCS = {("long", False): ("results", "bleu-by-length"), ("untranslated", Fa
 
 def _doc_link(page: str, anchor: str) -> str:
     """A link to a docs page (the site this app serves, or ``ATTENTION_LAB_DOCS_URL``)."""
-    return f" ([docs 文档 ↗]({docs_href(page, anchor)}))"  # Markdown: the info line carries no raw HTML
+    return f" ({docs_markdown_link(page, anchor)})"  # Markdown: the info line carries no raw HTML
 
 
 def _rounded(weights: torch.Tensor) -> list:

@@ -1,6 +1,7 @@
 """Links between the app and the documentation site, both ways.
 
-* App → docs: every hint in the app links to its docs page. The app serves the built site itself at
+* App → docs: every hint in the app links to its docs page, in both editions (文档: the Chinese one at the
+  site's root; docs: the English one under ``en/``). The app serves the built site itself at
   ``/docs`` (see ``demo.docs_site``), so the default base is the relative ``docs``; set
   ``ATTENTION_LAB_DOCS_URL`` to link to a site hosted elsewhere instead.
 * Docs → app: every figure in the docs has an "open in the app" link whose URL query carries the
@@ -46,23 +47,48 @@ def docs_base() -> str:
     return os.environ.get(DOCS_URL_ENV, "").rstrip("/") or "docs"
 
 
-def docs_href(page: str, anchor: str = "") -> str:
-    """The address of a docs page (``theory/scores``), optionally at an anchor.
+DOCS_LANGUAGES = ("zh", "en")
+"""The docs site's editions: Chinese at the site's root, English under ``en/`` (mkdocs-static-i18n)."""
+
+
+def docs_href(page: str, anchor: str = "", lang: str = "zh") -> str:
+    """The address of a docs page (``theory/scores``) in one edition, optionally at an anchor.
+
+    Both editions give a section the same anchor (``{ #coverage }`` in both files).
 
     >>> docs_href("theory/scores", "concat")
     'docs/theory/scores/#concat'
+    >>> docs_href("results", lang="en")
+    'docs/en/results/'
     """
+    if lang not in DOCS_LANGUAGES:
+        raise ValueError(f"unknown docs edition {lang!r}; choose one of {', '.join(DOCS_LANGUAGES)}")
     page = page.strip("/")
-    return f"{docs_base()}/" + (f"{page}/" if page else "") + (f"#{anchor}" if anchor else "")
+    edition = "" if lang == "zh" else f"{lang}/"
+    return f"{docs_base()}/{edition}" + (f"{page}/" if page else "") + (f"#{anchor}" if anchor else "")
 
 
-def docs_link(page: str, anchor: str = "", text: str = "docs 文档") -> str:
-    """An HTML link to a docs page, opening in a new tab (for the app's fixed hints).
+def docs_link(page: str, anchor: str = "", text: tuple[str, str] = ("文档", "docs")) -> str:
+    """HTML links to a docs page in both editions (中文, English), each opening in a new tab.
 
-    >>> docs_link("theory/scores").startswith('<a href="docs/theory/scores/"')
-    True
+    The app speaks both languages at once, so each hint links to the page a reader of either can read.
+
+    >>> docs_link("theory/scores")
+    '<a href="docs/theory/scores/" target="_blank" rel="noopener">文档 ↗</a> · \
+<a href="docs/en/theory/scores/" target="_blank" rel="noopener">docs ↗</a>'
     """
-    return f'<a href="{docs_href(page, anchor)}" target="_blank" rel="noopener">{text} ↗</a>'
+    return " · ".join(f'<a href="{docs_href(page, anchor, lang)}" target="_blank" rel="noopener">{label} ↗</a>'
+                      for lang, label in zip(DOCS_LANGUAGES, text, strict=True))
+
+
+def docs_markdown_link(page: str, anchor: str = "") -> str:
+    """Markdown links to a docs page in both editions (for text that carries no raw HTML, like the info line).
+
+    >>> docs_markdown_link("results", "bleu-by-length")
+    '[文档 ↗](docs/results/#bleu-by-length) · [docs ↗](docs/en/results/#bleu-by-length)'
+    """
+    return " · ".join(f"[{label} ↗]({docs_href(page, anchor, lang)})"
+                      for lang, label in zip(DOCS_LANGUAGES, ("文档", "docs"), strict=True))
 
 
 def app_query(tab: str, **params: object) -> str:

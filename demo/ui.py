@@ -937,7 +937,7 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
             + " looks while it writes each word: translation 中文 → English "
             "and couplets 上联 → 下联" + (", and the models you trained yourself" if OWN in registry.models else "")
             + ", with every classic attention mechanism. "
-            f"Models 模型: {model_counts(registry)} · " + docs_link("", text="documentation 文档")
+            f"Models 模型: {model_counts(registry)} · " + docs_link("", text=("文档", "documentation"))
         )
         task_tabs: dict[str, TaskTab] = {}
         with gr.Tabs() as tabs:

@@ -47,9 +47,12 @@ def test_malformed_query_values_are_ignored_not_errors():
 
 def test_docs_links_point_at_the_served_site_or_the_configured_url(monkeypatch):
     monkeypatch.delenv("ATTENTION_LAB_DOCS_URL", raising=False)
-    assert 'href="docs/theory/local/#window"' in docs_link("theory/local", "window")
+    both = docs_link("theory/local", "window")
+    assert 'href="docs/theory/local/#window"' in both and 'href="docs/en/theory/local/#window"' in both
+    assert both.index("文档") < both.index("en/theory") < both.index("docs ↗")  # each label on its own edition
     monkeypatch.setenv("ATTENTION_LAB_DOCS_URL", "https://example.org/lab/")
-    assert 'href="https://example.org/lab/results/"' in docs_link("results")
+    both = docs_link("results")
+    assert 'href="https://example.org/lab/results/"' in both and 'href="https://example.org/lab/en/results/"' in both
 
 
 def test_info_line_says_which_controls_do_not_apply():

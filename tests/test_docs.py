@@ -112,6 +112,30 @@ def test_every_local_link_and_figure_resolves(site):
     assert "Open in the app ↗" in english and "在应用中打开" not in english
 
 
+def test_every_docs_link_of_the_app_reaches_its_section_in_both_editions(site, monkeypatch):
+    """The app's hints and its notes' links name pages and anchors that exist in the 中文 and the English edition."""
+    monkeypatch.delenv("ATTENTION_LAB_DOCS_URL", raising=False)
+    from app_fixtures import small_registry
+
+    from demo.handlers import NOTE_DOCS
+    from demo.links import docs_markdown_link
+    from demo.ui import build_app
+
+    config = json.dumps(build_app(small_registry()).config, ensure_ascii=False, default=str)
+    links = set(re.findall(r'href=\\"docs/([^"\\]*)', config))
+    for page, anchor in NOTE_DOCS.values():
+        links |= set(re.findall(r"\]\(docs/([^)]*)\)", docs_markdown_link(page, anchor)))
+    english = {link for link in links if link.startswith("en/")}
+    assert len(links) >= 8 and {f"en/{link}" for link in links - english} == english, sorted(links)
+    missing = []
+    for link in sorted(links):
+        path, _, anchor = link.partition("#")
+        page = site / path / "index.html"
+        if not page.is_file() or (anchor and f'id="{anchor}"' not in page.read_text(encoding="utf-8")):
+            missing.append(link)
+    assert not missing, missing
+
+
 def test_search_index_has_chinese_words(site):
     """jieba cut the Chinese text into words, so a search for 输入 or 局部注意力 finds pages."""
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
