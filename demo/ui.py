@@ -128,6 +128,30 @@ def _doc(page: str, text: str) -> str:
     return f"<span class='hint'>{text} · {docs_link(page)}</span>"
 
 
+def attends(registry: ModelRegistry, task: str, variant: str | None) -> bool:
+    """Whether a model looks back at the source (``False`` only for a known model without attention, the baseline).
+
+    The window and soft/hard controls do nothing without attention, so they are greyed out for it.
+
+    >>> attends(ModelRegistry({"translation": {}}, "test"), "translation", "none")  # not a model here: unknown
+    True
+    """
+    translator = registry.models.get(task, {}).get(variant or "")
+    return translator is None or bool(translator.model.has_attention)
+
+
+def follow_attention(registry: ModelRegistry, task: gr.components.Component | str, controls: dict) -> None:
+    """Grey out ``controls``' window and soft/hard while their variant has no attention (and back)."""
+    def follow(*values: str) -> tuple:
+        task_value, variant = (task, values[0]) if isinstance(task, str) else values
+        on = attends(registry, task_value, variant)
+        return gr.Dropdown(interactive=on), gr.Radio(interactive=on)
+
+    inputs = [controls["variant"]] if isinstance(task, str) else [task, controls["variant"]]
+    controls["variant"].change(follow, inputs, [controls["window"], controls["hard"]], api_visibility="private",
+                               queue=False, show_progress="hidden")
+
+
 def _controls(registry: ModelRegistry, task: str) -> dict:
     """The decoding controls of a tab, each with a one-line explanation."""
     c: dict = {}
@@ -138,11 +162,16 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "general (bilinear), concat (additive), or no attention at all.")
                 + " " + _doc("theory/transformer", "The Transformer scores with scaled dot in several heads and "
                              "layers at once."))
-    c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口", elem_id=f"{task}-window")
+    on = attends(registry, task, registry.default_variant(task))
+    c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口", elem_id=f"{task}-window",
+                              interactive=on)
     gr.Markdown(_doc("theory/local", "global = every source position; D = only positions within ±D of the "
                      "centre (local-m: t·S/T; local-p models: their predicted p_t)."))
-    c["hard"] = gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label="attention 注意力")
-    gr.Markdown(_doc("theory/local", "hard = all weight on the single best position (argmax)."))
+    c["hard"] = gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label="attention 注意力",
+                         elem_id=f"{task}-hard", interactive=on)
+    gr.Markdown(_doc("theory/local", "hard = all weight on the single best position (argmax). Both greyed "
+                     "out for the model without attention."))
+    follow_attention(registry, task, c)
     # beam 5 by default: the setting the zoo is evaluated with (results/), a few ms more per sentence
     c["beam"] = gr.Slider(1, 10, value=5, step=1, label="beam size 束宽 (1 = greedy 贪心)")
     gr.Markdown(_doc("theory/decoding", "Greedy keeps the best token at each step; beam search keeps the "
@@ -519,15 +548,15 @@ COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
 
 def _side_controls(registry: ModelRegistry, side: str, variant: str | None, task: str = "translation") -> dict:
     """One side's controls in the Compare tab, choosing among the models of ``task``."""
-    variants = registry.variants(task)
+    variants, on = registry.variants(task), attends(registry, task, variant)
     return {
         # the choices follow the task chosen in the page; the API may name any task's model (checked by the run)
         "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型", allow_custom_value=True,
                                elem_id=f"compare-{side}-variant"),
         "window": gr.Dropdown(WINDOW_CHOICES, value="default", label=f"window D {side} 窗口",
-                              elem_id=f"compare-{side}-window"),
+                              elem_id=f"compare-{side}-window", interactive=on),
         "hard": gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label=f"attention {side} 注意力",
-                         elem_id=f"compare-{side}-hard"),
+                         elem_id=f"compare-{side}-hard", interactive=on),
         "beam": gr.Slider(1, 10, value=5, step=1, label=f"beam {side} 束宽 (1 = greedy 贪心)",
                           elem_id=f"compare-{side}-beam"),
     }
@@ -604,6 +633,8 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                 a = _side_controls(registry, "A", defaults["a"], start)
             with gr.Column():
                 b = _side_controls(registry, "B", defaults["b"], start)
+        for side_controls in (a, b):
+            follow_attention(registry, task, side_controls)
         button = gr.Button("对比 Compare", variant="primary", elem_id="compare-run")
         sides = {}
         with gr.Row():

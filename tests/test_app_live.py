@@ -235,6 +235,10 @@ def test_browser_the_app_as_a_lab(app_url):
                                timeout=120_000)
         assert "hard" in page.locator("#compare-B-info").inner_text()
         assert "do not apply" in page.locator("#compare-A-info").inner_text()  # A is the no-attention baseline
+        # … so A's window and soft/hard are greyed out, B's (concat) are not
+        assert page.locator("#compare-A-window input").is_disabled()
+        assert page.locator("#compare-A-hard input").first.is_disabled()
+        assert not page.locator("#compare-B-window input").is_disabled()
         page.locator("#compare-entropy .js-plotly-plot svg.main-svg").first.wait_for(timeout=30_000)
         assert "B: luong-concat" in page.locator("#compare-entropy").inner_text()
         assert not _covered_titles(page)
@@ -244,10 +248,18 @@ def test_browser_the_app_as_a_lab(app_url):
         _wait_for_docs(app_url)
         page.get_by_role("tab", name="翻译 Translation").click()
         with page.context.expect_page() as opened:
-            page.locator("#component-0").page.get_by_role("link", name="docs 文档 ↗").first.click()
+            page.locator("span.hint a", has_text="docs ↗").first.click()  # a hint's English link
+        english = opened.value
+        english.wait_for_load_state()
+        assert english.url.startswith(app_url + "docs/en/theory/") and english.locator("html").get_attribute(
+            "lang") == "en"
+        english.close()
+        with page.context.expect_page() as opened:
+            page.locator("span.hint a", has_text="文档 ↗").first.click()
         docs = opened.value
         docs.wait_for_load_state()
         assert docs.url.startswith(app_url + "docs/theory/") and "Attention Lab" in docs.title()
+        assert docs.locator("html").get_attribute("lang") == "zh"
 
         # docs → app: a figure's "open in the app" restores its input and settings and runs them
         docs.goto(app_url + "docs/results/", wait_until="load")
@@ -309,11 +321,14 @@ def test_browser_controls_rerun_without_the_button_and_an_error_clears_the_outpu
         page.get_by_role("option", name=labels["none"], exact=True).click()
         _info_says(page, "translation-info", "do not apply")  # the baseline: window and soft/hard do not apply
         assert page.locator("#translation-output textarea").input_value() not in ("", first)
+        page.wait_for_function("() => document.querySelector('#translation-window input').disabled")  # greyed out
+        assert page.locator("#translation-hard input").first.is_disabled()
 
         page.locator("#translation-variant input").click()
         page.get_by_role("option", name=labels["luong-general"], exact=True).click()
         _info_says(page, "translation-info", "do not apply", present=False)
         assert page.locator("#translation-output textarea").input_value() == first
+        page.wait_for_function("() => !document.querySelector('#translation-window input').disabled")
         page.locator("#translation-window input").click()  # the window
         page.get_by_role("option", name="1", exact=True).click()
         _info_says(page, "translation-info", "window D = 1")
