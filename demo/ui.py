@@ -88,6 +88,8 @@ lines (王勃, 刘希夷, 杜甫), a proverb, and a long 上联 whose punctuatio
 
 CSS = """
 .hint {font-size: 0.85em; opacity: 0.8; margin-top: -6px}
+[id$="-window"]:has(input:disabled), [id$="-hard"]:has(input:disabled), #live-score:has(input:disabled) {
+  opacity: 0.45}
 """
 
 SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
@@ -97,6 +99,25 @@ SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
 def placeholder_figure() -> go.Figure:
     """The heatmap before the first run."""
     return message_figure("Run a sentence to see where the model looks. 运行一句，看看模型看向哪里。")
+
+
+PLACEHOLDERS = {
+    "steps": "After a run: one decoding step's attention, a bar per source word (move the slider above). "
+             "运行后：逐步查看每一步的注意力。",
+    "entropy": "After Compare: how spread out each step's attention is, A and B on one scale. "
+               "对比后：两边每一步注意力的熵。",
+    "curves": "Press Train: the loss and accuracy appear here as the model learns. 按「训练」：这里显示损失与准确率。",
+    "live": "Press Train: the attention on a fixed example, redrawn as the model learns. "
+            "按「训练」：这里显示固定样例的注意力。",
+    "sequence": "After training, type a sequence and press Run: its alignment appears here. "
+                "训练后输入序列，按「运行」：这里显示它的对齐。",
+}
+"""What each plot says before it has something to show (no plot is an empty box)."""
+
+
+def placeholder(kind: str) -> go.Figure:
+    """A plot's message before its first figure ([`PLACEHOLDERS`][demo.ui.PLACEHOLDERS])."""
+    return message_figure(PLACEHOLDERS[kind])
 
 
 
@@ -370,7 +391,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
         heatmap = gr.Plot(placeholder_figure(), label="alignment heatmap 对齐热力图", show_label=False,
                           elem_id=f"{task}-heatmap")
         step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
-        bars = gr.Plot(label="one step 单步", show_label=False, elem_id=f"{task}-steps")
+        bars = gr.Plot(placeholder("steps"), label="one step 单步", show_label=False, elem_id=f"{task}-steps")
         with gr.Row(visible=False) as self_maps:  # a Transformer's self-attention, at the same layer and head
             encoder = gr.Plot(label="encoder self-attention 编码器自注意力", show_label=False,
                               elem_id=f"{task}-encoder")
@@ -434,7 +455,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
 
         def cleared() -> tuple:
             """After an error (its message is the toast): no stale output, info, figures or state."""
-            return ("", "", placeholder_figure(), None, {}, gr.update(value=1),
+            return ("", "", placeholder_figure(), placeholder("steps"), {}, gr.update(value=1),
                     gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
                     gr.Row(visible=False))
 
@@ -645,10 +666,11 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                     with gr.Group(visible=False, elem_id=f"compare-{side}-transformer-view") as selectors:
                         with gr.Row():
                             layer, head = _view_selectors(registry, "translation", f"compare-{side}")
-                    fig = gr.Plot(label=f"{side} alignment", show_label=False, elem_id=f"compare-{side}-heatmap")
+                    fig = gr.Plot(placeholder_figure(), label=f"{side} alignment", show_label=False,
+                                  elem_id=f"compare-{side}-heatmap")
                     sides[side] = dict(out=out, info=info, fig=fig, layer=layer, head=head, selectors=selectors,
                                        state=gr.State({}))
-        entropy = gr.Plot(label="entropy per step", show_label=False, elem_id="compare-entropy")
+        entropy = gr.Plot(placeholder("entropy"), label="entropy per step", show_label=False, elem_id="compare-entropy")
         gr.Markdown(_doc("results", "Entropy of a step = −Σ α log α (nats): 0 = all weight on one source position "
                          "(hard attention), log S = spread evenly over all S positions."))
 
@@ -689,7 +711,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                    A["layer"], A["head"], A["selectors"], B["layer"], B["head"], B["selectors"]]
         def cleared() -> tuple:
             """After an error (its message is the toast): no stale outputs, info lines, figures or states."""
-            return ("", "", placeholder_figure(), "", "", placeholder_figure(), None, {}, {},
+            return ("", "", placeholder_figure(), "", "", placeholder_figure(), placeholder("entropy"), {}, {},
                     *(gr.skip(), gr.skip(), gr.Group(visible=False)) * 2)
 
         # another task: its models and example, and nothing left on screen of the last task's run
@@ -744,11 +766,14 @@ def build_live_tab() -> LiveTab:
         )
         with gr.Row():
             task = gr.Radio(["reverse", "copy", "sort"], value="reverse", label="task 任务", elem_id="live-task")
-            score = gr.Dropdown(list(SCORES), value="dot", label="score 打分函数")
+            score = gr.Dropdown(list(SCORES), value="dot", label="score 打分函数", elem_id="live-score")
             window = gr.Dropdown(["global", *[str(d) for d in range(1, 11)]], value="global",
-                                 label="window D 窗口 (local-m)")
+                                 label="window D 窗口 (local-m)", elem_id="live-window")
             attention = gr.Checkbox(value=True, label="attention 注意力 (off = baseline 基线)",
                                     elem_id="live-attention")
+        # the baseline has no score and no window: greyed out while attention is off
+        attention.change(lambda on: (gr.Dropdown(interactive=bool(on)), gr.Dropdown(interactive=bool(on))),
+                         attention, [score, window], api_visibility="private", queue=False, show_progress="hidden")
         with gr.Row():
             min_len = gr.Slider(1, MAX_LEN, value=5, step=1, label="min length 最短")
             max_len = gr.Slider(1, MAX_LEN, value=12, step=1, label="max length 最长")
@@ -758,9 +783,10 @@ def build_live_tab() -> LiveTab:
             stop = gr.Button("停止 Stop", elem_id="live-stop")
         status = gr.Markdown(elem_id="live-status")
         with gr.Row():
-            curves = gr.Plot(label="loss & accuracy 损失与准确率", show_label=False, elem_id="live-curves")
-            heatmap = gr.Plot(label="alignment of a fixed example 固定样例的对齐", show_label=False,
-                              elem_id="live-heatmap")
+            curves = gr.Plot(placeholder("curves"), label="loss & accuracy 损失与准确率", show_label=False,
+                             elem_id="live-curves")
+            heatmap = gr.Plot(placeholder("live"), label="alignment of a fixed example 固定样例的对齐",
+                              show_label=False, elem_id="live-heatmap")
         model = gr.State(None)
         progress = gr.State({})
         with gr.Row():
@@ -769,14 +795,16 @@ def build_live_tab() -> LiveTab:
                                   elem_id="live-sequence")
             run_seq = gr.Button("运行 Run", elem_id="live-run-sequence")
         seq_out = gr.Textbox(label="output 输出", interactive=False, elem_id="live-sequence-output")
-        seq_heat = gr.Plot(label="its alignment 它的对齐", show_label=False, elem_id="live-sequence-heatmap")
+        seq_heat = gr.Plot(placeholder("sequence"), label="its alignment 它的对齐", show_label=False,
+                           elem_id="live-sequence-heatmap")
 
         def parse(w: str | None) -> int | None:
             return None if w in (None, "global") else int(w)
 
         def clear() -> tuple:
             """A new run starts from nothing: no old curves, heatmap, model or status."""
-            return ("starting 开始训练 …", None, None, None, {}, "", None)
+            return ("starting 开始训练 …", placeholder("curves"), placeholder("live"), None, {}, "",
+                    placeholder("sequence"))
 
         def stream(task_v, score_v, window_v, attention_v, min_v, max_v, steps_v):
             try:

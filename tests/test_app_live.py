@@ -277,6 +277,11 @@ def test_browser_the_app_as_a_lab(app_url):
 
         # live: Stop says where it stopped; a new run starts from a clean slate
         page.goto(app_url + "?tab=live&task=copy&steps=3000", wait_until="load")
+        page.locator("#live-attention input").uncheck()  # the baseline: no score, no window
+        page.wait_for_function("() => document.querySelector('#live-score input').disabled", timeout=30_000)
+        assert page.locator("#live-window input").is_disabled()
+        page.locator("#live-attention input").check()
+        page.wait_for_function("() => !document.querySelector('#live-score input').disabled", timeout=30_000)
         page.locator("#live-train").click()
         page.wait_for_function("() => document.querySelector('#live-status').innerText.startsWith('step ')",
                                timeout=300_000)
