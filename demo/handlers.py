@@ -331,6 +331,13 @@ def _controls_line(couplet: bool, settings: Settings, window: int | None, model:
     return " · ".join(parts)
 
 
+DETAILED_SENTENCES = 3
+"""Of a paragraph, the sentences whose info lines say what the model read and the beam's other candidates
+(every sentence's names, numbers, words and warnings are listed, up to ``MAX_SENTENCE_LINES``)."""
+MAX_SENTENCE_LINES = 20
+"""The most per-sentence lines the info line holds; a long paste gets one line saying how many more there are."""
+
+
 def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
           seconds: float, window: int | None, model: torch.nn.Module) -> str:
     """The Markdown line under the output: settings, what the model read, score, time, and notes.
@@ -346,27 +353,40 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
         _controls_line(couplet, settings, window, model),
         f"{len(outs)} sentences 句 · {seconds * 1000:.0f} ms" if len(outs) > 1 else f"{seconds * 1000:.0f} ms",
     ]
+    if len(outs) > DETAILED_SENTENCES:
+        lines.append(f"sentences {DETAILED_SENTENCES + 1}–{len(outs)} 第{DETAILED_SENTENCES + 1}–{len(outs)}句: only "
+                     "their names, numbers, words and warnings are listed here; choose one under "
+                     "“sentence 句” to see what the model read (the heatmap's axes)")
+    sentence_lines: list[tuple[int, str]] = []
     for i, out in enumerate(outs, 1):
         where = f"sentence {i} 第{i}句: " if len(outs) > 1 else ""
-        lines.append(f"{where}what the model read 模型读到的: {html.escape(joiner.join(out.source_tokens))} · "
-                     f"log p = {out.score:.2f}")
-        shown = [(text, score) for text, score in out.alternatives if text.strip()][:4]
-        if shown:
-            others = " · ".join(f"{html.escape(text)} ({score:.2f})" for text, score in shown)
-            lines.append(f"{where}also in the beam 束中其他候选 (log p; ranked by log p ÷ length 按 log p ÷ 长度排序): "
-                         f"{others}")
+        if i <= DETAILED_SENTENCES:
+            sentence_lines.append((i, f"{where}what the model read 模型读到的: "
+                                      f"{html.escape(joiner.join(out.source_tokens))} · log p = {out.score:.2f}"))
+            shown = [(text, score) for text, score in out.alternatives if text.strip()][:4]
+            if shown:
+                others = " · ".join(f"{html.escape(text)} ({score:.2f})" for text, score in shown)
+                sentence_lines.append((i, f"{where}also in the beam 束中其他候选 (log p; ranked by log p ÷ length "
+                                          f"按 log p ÷ 长度排序): {others}"))
         for label, group in (("names 人名", "name"), ("numbers 数字", "number"), ("words 词语", "word")):
             carried = out.names.lines(group) if out.names else []
             if carried:
-                lines.append(f"{where}{label}: " + html.escape("; ".join(carried)))
+                sentence_lines.append((i, f"{where}{label}: " + html.escape("; ".join(carried))))
         unknown = sorted({u for u in out.unknown if u})
         if unknown:
-            lines.append("unknown to the model 未登录字, shown as &lt;unk&gt;: " + html.escape(" ".join(unknown)))
+            sentence_lines.append((i, f"{where}unknown to the model 未登录字, shown as &lt;unk&gt;: "
+                                      + html.escape(" ".join(unknown))))
         if not out.finished:
-            lines.append("the output hit the length limit before &lt;eos&gt;")
+            sentence_lines.append((i, f"{where}the output hit the length limit before &lt;eos&gt;"))
         for note in notes(out):
             doc = NOTE_DOCS.get((note.kind, couplet))
-            lines.append(f"⚠️ {html.escape(note.zh)} / {html.escape(note.en)}" + (_doc_link(*doc) if doc else ""))
+            sentence_lines.append((i, f"{where}⚠️ {html.escape(note.zh)} / {html.escape(note.en)}"
+                                      + (_doc_link(*doc) if doc else "")))
+    lines += [line for _, line in sentence_lines[:MAX_SENTENCE_LINES]]
+    if len(sentence_lines) > MAX_SENTENCE_LINES:
+        left = sentence_lines[MAX_SENTENCE_LINES:]
+        lines.append(f"… {len(left)} more lines about sentences {left[0][0]}–{left[-1][0]} left out here "
+                     f"(第{left[0][0]}–{left[-1][0]}句另有 {len(left)} 行从略)")
     if couplet and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if settings.beam_size > 1:

@@ -55,6 +55,26 @@ def test_docs_links_point_at_the_served_site_or_the_configured_url(monkeypatch):
     assert 'href="https://example.org/lab/results/"' in both and 'href="https://example.org/lab/en/results/"' in both
 
 
+def test_a_long_paste_gets_a_bounded_info_line_that_says_what_it_left_out():
+    """A 40-sentence paste: the first sentences in full, then only their notes, at most MAX_SENTENCE_LINES of them."""
+    from demo.handlers import DETAILED_SENTENCES, MAX_SENTENCE_LINES
+
+    info = run(REGISTRY, "translation", "我喜欢猫。" * 40, Settings("luong-dot", beam_size=2)).info
+    lines = info.split("  \n")
+    assert "40 sentences" in info and f"sentences {DETAILED_SENTENCES + 1}–40" in info
+    read = [line for line in lines if line.startswith("sentence ") and "what the model read" in line]
+    assert [line.split(":")[0] for line in read] == [f"sentence {i} 第{i}句" for i in range(1, DETAILED_SENTENCES + 1)]
+    unknown = [line for line in lines if "unknown to the model" in line]  # 猫 is not in the test models' vocabulary
+    assert unknown[0].startswith("sentence 1 第1句") and unknown[-1].startswith("sentence ")
+    per_sentence = [line for line in lines if line.startswith("sentence ")]
+    assert len(per_sentence) == MAX_SENTENCE_LINES
+    last = int(per_sentence[-1].split()[1])
+    assert f"more lines about sentences {last}–40 left out" in info or f"about sentences {last + 1}–40" in info
+    short = run(REGISTRY, "translation", "我喜欢猫。" * 3, Settings("luong-dot", beam_size=2)).info
+    assert "left out" not in short and "only their names" not in short
+    assert sum("what the model read" in line for line in short.split("  \n")) == 3
+
+
 def test_info_line_says_which_controls_do_not_apply():
     baseline = run(REGISTRY, "translation", "今天天气很好", Settings("none", window="3", hard=True)).info
     assert "do not apply" in baseline and "hard 硬 attention" not in baseline and "window D = 3" not in baseline
