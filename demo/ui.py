@@ -999,7 +999,7 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
             f"Models 模型: {model_counts(registry)} · " + docs_link("", text=("文档", "documentation"))
         )
         task_tabs: dict[str, TaskTab] = {}
-        with gr.Tabs() as tabs:
+        with gr.Tabs(overflow_behavior="wrap") as tabs:  # a phone: every tab in sight, none behind "⋯"
             if OWN in registry.models:  # first: the app was started on them
                 task_tabs[OWN] = build_task_tab(registry, OWN, "你的模型 Your models", [])
             if "translation" in registry.models:

@@ -92,14 +92,14 @@ def _chromium(p):
 
 
 @contextmanager
-def _app_page(app_url: str, height: int):
+def _app_page(app_url: str, height: int, width: int = 1400):
     """A browser page on the app (Debian Chromium); fails the test if the page raised a script error."""
     from playwright.sync_api import sync_playwright
 
     errors = []
     with sync_playwright() as p:
         browser = _chromium(p)
-        page = browser.new_page(viewport={"width": 1400, "height": height})
+        page = browser.new_page(viewport={"width": width, "height": height})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(app_url, wait_until="load")
         # the page is Gradio's: it draws the tabs after fetching the app's config, which took over 30 s (a locator's
@@ -311,6 +311,17 @@ def _info_says(page, elem: str, text: str, present: bool = True) -> str:
             return e && e.innerText.includes(text) === present && !e.querySelector('.progress-text, .timer'); }""",
         arg=[elem, text, present], timeout=60_000)
     return page.locator(f"#{elem}").inner_text()
+
+
+def test_browser_on_a_phone_every_tab_is_in_sight(app_url):
+    """At a phone's 390 px the tabs wrap onto a second line: none hides behind Gradio's "⋯" menu."""
+    with _app_page(app_url, 900, width=390) as page:
+        page.get_by_role("tab", name="翻译 Translation").wait_for(timeout=120_000)
+        tabs = page.get_by_role("tab")
+        assert tabs.count() == 4 and all(tabs.nth(i).is_visible() for i in range(4))
+        assert page.get_by_role("button", name="More tabs").count() == 0
+        page.get_by_role("tab", name="看注意力学习 Watch attention learn").click()
+        page.locator("#live-train").wait_for()
 
 
 def test_browser_controls_rerun_without_the_button_and_an_error_clears_the_output(app_url):
