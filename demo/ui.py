@@ -542,7 +542,8 @@ def _gold_panel(task: str) -> dict:
                                elem_id=f"{task}-gold-number")
             rule = gr.Radio(RULE_CHOICES, value=THRESHOLD, label="the model's links 模型的连线",
                             elem_id=f"{task}-gold-rule")
-        button = gr.Button("show the human links 显示人工对齐", elem_id=f"{task}-gold-run")
+        # primary: inside a Group a secondary button loses its border and read as a heading
+        button = gr.Button("show the human links 显示人工对齐", variant="primary", elem_id=f"{task}-gold-run")
         sentence = gr.Markdown(elem_id=f"{task}-gold-sentence")
         info = gr.Markdown(gold_info_at_start(), elem_id=f"{task}-gold-info")
         figure = gr.Plot(gold_placeholder(), show_label=False, label="gold alignment 人工对齐",
