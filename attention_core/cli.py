@@ -117,7 +117,20 @@ def _add_decoding(p: argparse.ArgumentParser) -> None:
     p.add_argument("--loop-guard", choices=["on", "off"], default=None,
                    help="keep outputs out of loops: no token more than three times in a row, no 6-gram twice "
                         "(default: on for translation, off for couplets and models of your own)")
+    p.add_argument("--coverage", type=_coverage, default=None, metavar="BETA",
+                   help="beam search's coverage penalty: outputs that leave source words without attention rank "
+                        "lower (Wu et al. 2016); 0 = off (default: the task's)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 … (default: CUDA if available)")
+
+
+def _coverage(value: str) -> float:
+    try:
+        beta = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the coverage penalty must be a number, got {value!r}") from None
+    if not 0 <= beta <= 100:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"the coverage penalty must be between 0 and 100, got {value}")
+    return beta
 
 
 def _loop_guard(args: argparse.Namespace) -> bool | None:
@@ -464,6 +477,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             args.hard,
             _rules(args),
             loop_guard=_loop_guard(args),
+            coverage=args.coverage,
         )
         report["model_path"] = str(args.model)
         report["split"] = "given: " + " ".join(args.test) if args.test else args.split
@@ -492,7 +506,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     translator.tokenize(text)
                 except InputError as err:
                     raise InputError(f"input {i}: {err}") from None
-        options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args))
+        options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args),
+                       coverage=args.coverage)
         if getattr(args, "names", False):
             options["names"] = True
         if args.command == "couplet":

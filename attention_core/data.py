@@ -227,6 +227,8 @@ class Task:
         loop_guard: Whether the search keeps outputs out of loops by default
             ([`LoopGuard`][attention_core.repetition.LoopGuard]): on for translation, off for couplets (their
             rules govern repetition) and for models of your own.
+        coverage: The default weight ``β`` of beam search's coverage penalty
+            ([`beam_search_nbest`][attention_core.search.beam_search_nbest]); ``0``: off.
     """
 
     name: str
@@ -240,6 +242,7 @@ class Task:
     spec: dict | None = None
     src_subwords: Subwords | None = None
     loop_guard: bool = False
+    coverage: float = 0.0
 
     def with_subwords(self, subwords: Subwords) -> Task:
         """This task with subword targets: words are split into pieces, and pieces merged back.

@@ -30,6 +30,7 @@ def evaluate(
     rules: CoupletRules | None = None,
     examples: int = 5,
     loop_guard: bool | None = None,
+    coverage: float | None = None,
 ) -> dict:
     """Decode the sources of ``pairs`` and score them against the targets.
 
@@ -53,6 +54,7 @@ def evaluate(
         examples: How many outputs to include verbatim.
         loop_guard: Keep outputs out of loops ([`LoopGuard`][attention_core.repetition.LoopGuard]); default:
             the task's default (on for translation).
+        coverage: Beam search's coverage penalty ``β``; default: the task's (``Task.coverage``).
 
     Returns:
         The report as a JSON-ready dict.
@@ -61,6 +63,7 @@ def evaluate(
     constrained = task.constrained if constrained is None else constrained
     rules = (rules or CoupletRules()) if constrained and task.name == "couplet" else None
     loop_guard = task.loop_guard if loop_guard is None else loop_guard
+    coverage = task.coverage if coverage is None else coverage
     started = time.perf_counter()
     outputs = translator.translate(
         [s for s, _ in pairs],
@@ -70,6 +73,7 @@ def evaluate(
         constrained=constrained,
         rules=rules,
         loop_guard=loop_guard,
+        coverage=coverage,
     )
     seconds = time.perf_counter() - started
     hyps = [o.text for o in outputs]
@@ -85,6 +89,7 @@ def evaluate(
             "window": window,
             "hard": hard,
             "loop_guard": loop_guard,
+            "coverage": coverage,
         },
         "n": len(pairs),
         "bleu": bleu(hyps, refs, task.bleu_tokenize, lowercase=True),

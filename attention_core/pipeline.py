@@ -348,6 +348,7 @@ class Translator:
         max_len: int | None = None,
         names: bool = False,
         loop_guard: bool | LoopGuard | None = None,
+        coverage: float | None = None,
     ) -> list[Output]:
         """Generate outputs for source texts, batched, in input order.
 
@@ -370,6 +371,9 @@ class Translator:
             loop_guard: Keep outputs out of loops: ``True`` is [`LoopGuard()`][attention_core.repetition.LoopGuard]
                 (no token more than three times in a row, no 6-gram twice), a ``LoopGuard`` sets its limits,
                 ``None`` is the task's default (``Task.loop_guard``: on for translation).
+            coverage: Beam search's coverage penalty ``β`` (outputs that leave source words without attention rank
+                lower; [`coverage_penalty`][attention_core.search.coverage_penalty]); ``None`` is the task's default
+                (``Task.coverage``). Greedy search ignores it.
 
         Returns:
             One [`Output`][attention_core.pipeline.Output] per text.
@@ -381,12 +385,13 @@ class Translator:
         texts = [strip_invisible(t or "") for t in texts]  # a byte-order mark is not a token
         constrained = self.task.constrained if constrained is None else constrained
         loop_guard = self.task.loop_guard if loop_guard is None else loop_guard
+        coverage = self.task.coverage if coverage is None else coverage
         if names and not self.reads_names:
             raise InputError("the names switch is for models that translate Chinese into English")
         tokenised = [self.tokenize(t, max_tokens) for t in texts]  # errors speak of the text as typed
         guard = loop_guard if isinstance(loop_guard, LoopGuard) else LoopGuard() if loop_guard else None
         decode = dict(beam_size=beam_size, window=window, hard=hard, constrained=constrained, rules=rules,
-                      batch_size=batch_size, max_len=max_len, guard=guard)
+                      batch_size=batch_size, max_len=max_len, guard=guard, coverage=coverage)
         if not names:
             return self._decode(tokenised, **decode)
         known = self.meta.get("known_names") or ()
@@ -409,7 +414,7 @@ class Translator:
 
     def _decode(self, tokenised: list[list[str]], beam_size: int, window: WindowArg, hard: bool,
                 constrained: bool, rules: CoupletRules | None, batch_size: int, max_len: int | None,
-                guard: LoopGuard | None) -> list[Output]:
+                guard: LoopGuard | None, coverage: float = 0.0) -> list[Output]:
         """Decode source token lists in batches of similar length, one output each, in input order.
 
         See [`translate`][attention_core.pipeline.Translator.translate] for the arguments.
@@ -430,7 +435,8 @@ class Translator:
             if beam_size == 1:
                 nbest = [[hyp] for hyp in greedy(self.model, batch.src, batch.src_lengths, **args)]
             else:
-                nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, beam_size, **args)
+                nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, beam_size, coverage=coverage,
+                                          **args)
             for i, src, (hyp, *others) in zip(index, sources, nbest):
                 tokens = [self.tgt_vocab.itos[i] for i in hyp.tokens]  # one per weight row
                 if constrained:

@@ -199,6 +199,7 @@ def beam_search(
     hard: bool = False,
     constraint: Constraint | None = None,
     alpha: float = 1.0,
+    coverage: float = 0.0,
 ) -> list[Hypothesis]:
     """Batched beam search with length normalisation: the best hypothesis of each row.
 
@@ -209,8 +210,27 @@ def beam_search(
     Returns:
         One hypothesis per row: the finished one with the best ``log p / len^alpha``.
     """
-    nbest = beam_search_nbest(model, src, src_lengths, beam_size, max_len, window, hard, constraint, alpha)
+    nbest = beam_search_nbest(model, src, src_lengths, beam_size, max_len, window, hard, constraint, alpha,
+                              coverage)
     return [hyps[0] for hyps in nbest]
+
+
+def coverage_penalty(weights: Tensor, floor: float = 1e-6) -> float:
+    """The coverage penalty of one output's attention (Wu et al. 2016): ``Σ_j log min(Σ_t α_tj, 1)``.
+
+    Zero when every source position received at least one unit of attention over the output, more negative the
+    more attention a position lacks; a position that received none counts as ``log floor``.
+
+    Args:
+        weights: Attention ``(T, S)`` over the real source positions.
+        floor: The least coverage counted (``log 0`` would be minus infinity).
+
+    >>> round(coverage_penalty(torch.tensor([[0.5, 0.5], [0.5, 0.5]])), 6)
+    0.0
+    >>> round(coverage_penalty(torch.tensor([[1.0, 0.0], [0.8, 0.2]])), 4)  # the second word: 0.2 of a unit
+    -1.6094
+    """
+    return float(weights.float().sum(dim=0).clamp(min=floor, max=1.0).log().sum())
 
 
 @torch.inference_mode()
@@ -224,6 +244,7 @@ def beam_search_nbest(
     hard: bool = False,
     constraint: Constraint | None = None,
     alpha: float = 1.0,
+    coverage: float = 0.0,
 ) -> list[list[Hypothesis]]:
     """Batched beam search with length normalisation, returning every finished hypothesis.
 
@@ -246,6 +267,11 @@ def beam_search_nbest(
         hard: Hard (argmax) attention.
         constraint: Optional step-wise constraint.
         alpha: Length-normalisation exponent (0 = raw log-probability).
+        coverage: Weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
+            ``log p / len^alpha + β Σ_j log min(Σ_t α_tj, 1)``, so one that left source words without
+            attention (an untranslated clause) ranks lower
+            ([`coverage_penalty`][attention_core.search.coverage_penalty]).
+            ``0`` (the default): off; a model without attention is never penalised.
 
     Returns:
         Per row, its finished hypotheses, best first by the normalised score ``log p / len^alpha`` (ties
@@ -254,6 +280,9 @@ def beam_search_nbest(
     """
     if beam_size < 1:
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
+    if coverage < 0:
+        raise ValueError(f"the coverage penalty's weight must not be negative, got {coverage}")
+    coverage = coverage if model.has_attention else 0.0
     cfg = model.cfg
     B, K, device = src.size(0), beam_size, src.device
     limits = _limits(model, src_lengths, max_len)
@@ -300,7 +329,8 @@ def beam_search_nbest(
                 lengths[b],
                 cfg.eos_id,
             )
-            finished[b].append((raw / (t + 1) ** alpha, hyp))
+            penalty = coverage * coverage_penalty(attn[flat, :, : lengths[b]]) if coverage else 0.0
+            finished[b].append((raw / (t + 1) ** alpha + penalty, hyp))
         beam_scores = beam_scores.masked_fill(is_eos, float("-inf"))
         live = beam_scores.view(B, K)
         live_best = (live.max(dim=1).values / (t + 1) ** alpha).tolist()  # (B,)

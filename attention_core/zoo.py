@@ -316,16 +316,17 @@ def give_overproduction(trained: Translator, run_dir: Path, splits: Splits, name
     print(json.dumps({"event": "calibrated", "model": name, "overproduced": len(table)}), flush=True)
 
 
-def _current_report(path: Path, weights: str, loop_guard: bool) -> dict | None:
-    """The report at ``path``; ``None`` if missing, of other weights or decoded with the loop guard set otherwise.
+def _current_report(path: Path, weights: str, loop_guard: bool, coverage: float = 0.0) -> dict | None:
+    """The report at ``path``; ``None`` if missing, of other weights or decoded with another loop guard or coverage.
 
     A report kept without a weights fingerprint counts as current; one without a loop-guard setting was decoded
-    without the guard.
+    without the guard, one without a coverage penalty without the penalty.
     """
     if not path.exists():
         return None
     report = json.loads(path.read_text(encoding="utf-8"))
-    if report.get("decoding", {}).get("loop_guard", False) != loop_guard:
+    decoding = report.get("decoding", {})
+    if decoding.get("loop_guard", False) != loop_guard or (decoding.get("coverage") or 0.0) != coverage:
         return None
     return report if report.get("weights_sha256", weights) == weights else None
 
@@ -362,7 +363,7 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
         for label, beam, constrained in DECODINGS[task]:
             suffix = "" if constrained in (None, True) else "-unconstrained"
             path = results / "eval" / f"{stem}--{variant}--{label}{suffix}.json"
-            report = _current_report(path, weights, TASKS[task].loop_guard)
+            report = _current_report(path, weights, TASKS[task].loop_guard, TASKS[task].coverage)
             if report is None:
                 report = evaluate(translator, pairs, beam, constrained)
                 report.update(model_path=str(model_dir), split=set_name, weights_sha256=weights)

@@ -153,3 +153,59 @@ def test_nbest_is_ranked_by_the_normalised_score_and_starts_with_the_beam_result
         norm = [h.score / (len(h.tokens) + int(h.finished)) ** alpha for h in hyps]
         assert norm == sorted(norm, reverse=True)
         assert len({tuple(h.tokens) for h in hyps}) == len(hyps)
+
+
+def test_the_coverage_penalty_reranks_finished_hypotheses_by_the_attention_they_left_out():
+    """β > 0: finished hypotheses rank by log p / len + β Σ_j log min(coverage_j, 1); β = 0 is the plain search."""
+    from attention_core.search import coverage_penalty
+
+    torch.manual_seed(0)
+    model = _model(decoder="luong", score="general")
+    with torch.no_grad():
+        model.generator.bias[model.cfg.eos_id] += 2.0  # hypotheses end at different lengths: coverage differs
+    src, lengths = _src()
+    plain = beam_search_nbest(model, src, lengths, beam_size=4, max_len=12)
+    assert [[h.tokens for h in hyps] for hyps in beam_search_nbest(model, src, lengths, 4, 12, coverage=0.0)] == [
+        [h.tokens for h in hyps] for hyps in plain]
+    changed = False
+    for beta in (0.5, 50.0):
+        nbest = beam_search_nbest(model, src, lengths, beam_size=4, max_len=12, coverage=beta)
+        for hyps, n in zip(nbest, lengths.tolist()):
+            ranked = [h.score / (len(h.tokens) + 1) + beta * coverage_penalty(h.weights[:, :n]) for h in hyps]
+            assert ranked == sorted(ranked, reverse=True)
+        changed |= [h.tokens for h in nbest[0]] != [h.tokens for h in plain[0]]
+    assert changed  # a heavy penalty prefers the outputs that attend to more of the source
+    covered = [coverage_penalty(h.weights[:, : int(lengths[0])]) for h in nbest[0]]
+    assert covered[0] == max(covered)  # at β = 50 the best-covering hypothesis wins
+    with pytest.raises(ValueError, match="coverage"):
+        beam_search_nbest(model, src, lengths, beam_size=2, coverage=-1.0)
+
+
+def test_a_model_without_attention_is_never_penalised():
+    torch.manual_seed(0)
+    model = _model(decoder="none")
+    src, lengths = _src()
+    assert [h.tokens for h in beam_search(model, src, lengths, 3, 10, coverage=5.0)] == [
+        h.tokens for h in beam_search(model, src, lengths, 3, 10)]
+
+
+def test_cli_coverage_flag_reaches_the_search_and_refuses_bad_values(tmp_path, capsys, monkeypatch):
+    from test_names import tiny
+
+    import attention_core.pipeline as pipeline
+    from attention_core.cli import main
+    from attention_core.hub import save_pretrained
+
+    save_pretrained(tiny("translation"), tmp_path / "m", half=False)
+    seen = []
+    real = pipeline.beam_search_nbest
+    monkeypatch.setattr(pipeline, "beam_search_nbest", lambda *a, **k: seen.append(k["coverage"]) or real(*a, **k))
+    from attention_core.data import TASKS
+
+    for given, used in (([], TASKS["translation"].coverage), (["--coverage", "0.3"], 0.3)):
+        assert main(["translate", "--model", str(tmp_path / "m"), "--beam", "3", *given, "我的朋友是医生。"]) == 0
+        assert seen.pop() == used
+    for bad in ("-1", "nan", "lots"):
+        with pytest.raises(SystemExit):
+            main(["translate", "--model", str(tmp_path / "m"), "--coverage", bad, "我"])
+        assert "the coverage penalty must" in capsys.readouterr().err
