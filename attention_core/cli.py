@@ -119,7 +119,8 @@ def _add_decoding(p: argparse.ArgumentParser) -> None:
                         "(default: on for translation, off for couplets and models of your own)")
     p.add_argument("--coverage", type=_coverage, default=None, metavar="BETA",
                    help="beam search's coverage penalty: outputs that leave source words without attention rank "
-                        "lower (Wu et al. 2016); 0 = off (default: the task's)")
+                        "lower (Wu et al. 2016); 0 = off (the default); beam search only (--beam 2 or more). The "
+                        "score is log p per token: weights far below GNMT's 0.2 (results/coverage_penalty.md)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 … (default: CUDA if available)")
 
 

@@ -386,6 +386,8 @@ class Translator:
         constrained = self.task.constrained if constrained is None else constrained
         loop_guard = self.task.loop_guard if loop_guard is None else loop_guard
         coverage = self.task.coverage if coverage is None else coverage
+        if not 0 <= coverage < float("inf"):  # also refuses nan, whatever the beam
+            raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
         if names and not self.reads_names:
             raise InputError("the names switch is for models that translate Chinese into English")
         tokenised = [self.tokenize(t, max_tokens) for t in texts]  # errors speak of the text as typed

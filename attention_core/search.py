@@ -208,14 +208,19 @@ def beam_search(
     row's list.
 
     Returns:
-        One hypothesis per row: the finished one with the best ``log p / len^alpha``.
+        One hypothesis per row: the finished one with the best ``log p / len^alpha`` (plus the coverage
+        penalty when ``coverage`` > 0).
     """
     nbest = beam_search_nbest(model, src, src_lengths, beam_size, max_len, window, hard, constraint, alpha,
                               coverage)
     return [hyps[0] for hyps in nbest]
 
 
-def coverage_penalty(weights: Tensor, floor: float = 1e-6) -> float:
+COVERAGE_FLOOR = 1e-6
+"""The least coverage the penalty counts for a source position (``log 0`` would be minus infinity)."""
+
+
+def coverage_penalty(weights: Tensor, floor: float = COVERAGE_FLOOR) -> float:
     """The coverage penalty of one output's attention (Wu et al. 2016): ``Σ_j log min(Σ_t α_tj, 1)``.
 
     Zero when every source position received at least one unit of attention over the output, more negative the
@@ -230,7 +235,22 @@ def coverage_penalty(weights: Tensor, floor: float = 1e-6) -> float:
     >>> round(coverage_penalty(torch.tensor([[1.0, 0.0], [0.8, 0.2]])), 4)  # the second word: 0.2 of a unit
     -1.6094
     """
-    return float(weights.float().sum(dim=0).clamp(min=floor, max=1.0).log().sum())
+    return float(_live_penalties(weights.unsqueeze(0), torch.tensor([weights.size(1)]), floor)[0])
+
+
+def _live_penalties(attn: Tensor, src_lengths: Tensor, floor: float) -> Tensor:
+    """[`coverage_penalty`][attention_core.search.coverage_penalty] of every live row at once: ``(B*K,)``.
+
+    Args:
+        attn: Attention so far ``(B*K, T, S)``, rows in groups of ``K`` per sentence.
+        src_lengths: Real source lengths ``(B,)``; padding positions count as covered.
+        floor: The least coverage counted.
+    """
+    rows, _, S = attn.shape
+    lengths = src_lengths.to(attn.device).repeat_interleave(rows // src_lengths.numel())
+    real = torch.arange(S, device=attn.device).unsqueeze(0) < lengths.unsqueeze(1)  # (B*K, S)
+    logs = attn.float().sum(dim=1).clamp(min=floor, max=1.0).log()
+    return logs.masked_fill(~real, 0.0).sum(dim=1)
 
 
 @torch.inference_mode()
@@ -270,7 +290,9 @@ def beam_search_nbest(
         coverage: Weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
             ``log p / len^alpha + β Σ_j log min(Σ_t α_tj, 1)``, so one that left source words without
             attention (an untranslated clause) ranks lower
-            ([`coverage_penalty`][attention_core.search.coverage_penalty]).
+            ([`coverage_penalty`][attention_core.search.coverage_penalty]); a live hypothesis is compared with
+            its penalty so far. ``log p / len`` is a per-token average while the penalty is a sum over the
+            source, so useful weights are far below GNMT's 0.2 (``results/coverage_penalty.md``).
             ``0`` (the default): off; a model without attention is never penalised.
 
     Returns:
@@ -280,8 +302,8 @@ def beam_search_nbest(
     """
     if beam_size < 1:
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
-    if coverage < 0:
-        raise ValueError(f"the coverage penalty's weight must not be negative, got {coverage}")
+    if not 0 <= coverage < float("inf"):  # also refuses nan
+        raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
     coverage = coverage if model.has_attention else 0.0
     cfg = model.cfg
     B, K, device = src.size(0), beam_size, src.device
@@ -333,7 +355,10 @@ def beam_search_nbest(
             finished[b].append((raw / (t + 1) ** alpha + penalty, hyp))
         beam_scores = beam_scores.masked_fill(is_eos, float("-inf"))
         live = beam_scores.view(B, K)
-        live_best = (live.max(dim=1).values / (t + 1) ** alpha).tolist()  # (B,)
+        live_norm = live / (t + 1) ** alpha
+        if coverage:  # a live hypothesis is compared with its penalty so far, as it would be scored if it ended now
+            live_norm = live_norm + coverage * _live_penalties(attn, src_lengths, COVERAGE_FLOOR).view(B, K)
+        live_best = live_norm.max(dim=1).values.tolist()  # (B,)
         done = [len(f) >= K and max(score for score, _ in f) >= best for f, best in zip(finished, live_best)]
         for b in range(B):
             if not done[b] and limits[b] <= t + 1:  # this sentence's own length limit

@@ -356,7 +356,7 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
     if len(outs) > DETAILED_SENTENCES:
         lines.append(f"sentences {DETAILED_SENTENCES + 1}–{len(outs)} 第{DETAILED_SENTENCES + 1}–{len(outs)}句: only "
                      "their names, numbers, words and warnings are listed here; choose one under "
-                     "“sentence 句” to see what the model read (the heatmap's axes)")
+                     "“sentence 句子” to see what the model read (the heatmap's axes)")
     sentence_lines: list[tuple[int, str]] = []
     for i, out in enumerate(outs, 1):
         where = f"sentence {i} 第{i}句: " if len(outs) > 1 else ""
@@ -385,8 +385,10 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
     lines += [line for _, line in sentence_lines[:MAX_SENTENCE_LINES]]
     if len(sentence_lines) > MAX_SENTENCE_LINES:
         left = sentence_lines[MAX_SENTENCE_LINES:]
-        lines.append(f"… {len(left)} more lines about sentences {left[0][0]}–{left[-1][0]} left out here "
-                     f"(第{left[0][0]}–{left[-1][0]}句另有 {len(left)} 行从略)")
+        first, last = left[0][0], left[-1][0]
+        span = f"{first}–{last}" if last > first else f"{first}"
+        lines.append(f"… {len(left)} more lines about sentence{'s' if last > first else ''} {span} left out here "
+                     f"(第{span}句另有 {len(left)} 行从略)")
     if couplet and settings.constrained:
         lines.append("log p includes the cliché penalty; masked characters are never chosen")
     if settings.beam_size > 1:

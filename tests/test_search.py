@@ -181,12 +181,42 @@ def test_the_coverage_penalty_reranks_finished_hypotheses_by_the_attention_they_
         beam_search_nbest(model, src, lengths, beam_size=2, coverage=-1.0)
 
 
-def test_a_model_without_attention_is_never_penalised():
+def test_a_model_without_attention_is_never_penalised(monkeypatch):
+    import attention_core.search as search
+
+    def never(*args, **kwargs):
+        raise AssertionError("the baseline's attention was scored")
+
+    monkeypatch.setattr(search, "_live_penalties", never)
     torch.manual_seed(0)
     model = _model(decoder="none")
     src, lengths = _src()
     assert [h.tokens for h in beam_search(model, src, lengths, 3, 10, coverage=5.0)] == [
         h.tokens for h in beam_search(model, src, lengths, 3, 10)]
+    with pytest.raises(AssertionError, match="scored"):  # an attention model is scored
+        beam_search(_model(decoder="luong", score="dot"), src, lengths, 3, 10, coverage=5.0)
+
+
+def test_live_penalties_leave_padding_out_and_match_one_output_at_a_time():
+    from attention_core.search import _live_penalties, coverage_penalty
+
+    torch.manual_seed(0)
+    attn = torch.rand(4, 3, 5).softmax(dim=-1)  # 2 sentences × K = 2 live rows, 3 steps, 5 source positions
+    lengths = torch.tensor([5, 2])
+    attn[2:, :, 2:] = 0.0  # the second sentence's padding gets no attention: it must not count
+    got = _live_penalties(attn, lengths, 1e-6)
+    want = [coverage_penalty(attn[row, :, : int(lengths[row // 2])]) for row in range(4)]
+    assert torch.allclose(got, torch.tensor(want)) and got[2:].gt(-30).all()
+
+
+def test_translate_refuses_a_coverage_weight_that_is_not_a_finite_non_negative_number():
+    from test_names import tiny
+
+    translator = tiny("translation")
+    for bad in (-0.1, float("nan"), float("inf")):
+        for beam in (1, 3):
+            with pytest.raises(ValueError, match="coverage"):
+                translator.translate(["我的朋友是医生。"], beam_size=beam, coverage=bad)
 
 
 def test_cli_coverage_flag_reaches_the_search_and_refuses_bad_values(tmp_path, capsys, monkeypatch):
