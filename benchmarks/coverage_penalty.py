@@ -59,7 +59,9 @@ def main() -> None:
     from attention_core.text import tokenize_english
 
     translator = load_folder(args.model, "cpu")
-    report: dict = {"model": args.model, "beam_size": BEAM, "sets": {}}
+    model = Path(args.model).resolve()
+    shown = str(model.relative_to(ROOT)) if model.is_relative_to(ROOT) else args.model
+    report: dict = {"model": shown, "beam_size": BEAM, "sets": {}}
     with torch.inference_mode():
         for name, pairs in model_sets(args.data, tests=False).items():
             if name == "visitor set":
