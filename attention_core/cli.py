@@ -664,6 +664,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if "data" in vars(args):
         args.data = str(corpora.data_home(args.data))
+    if getattr(args, "coverage", None) and args.beam == 1:
+        print("note: --coverage applies to beam search (--beam 2 or more); greedy search ignores it", file=sys.stderr)
     try:
         if args.command in ("train", "zoo"):
             with _runs_on_without_reader():

@@ -89,7 +89,7 @@ def evaluate(
             "window": window,
             "hard": hard,
             "loop_guard": loop_guard,
-            "coverage": coverage,
+            "coverage": coverage if beam_size > 1 else 0.0,  # greedy search has no penalty
         },
         "n": len(pairs),
         "bleu": bleu(hyps, refs, task.bleu_tokenize, lowercase=True),

@@ -326,6 +326,7 @@ def _current_report(path: Path, weights: str, loop_guard: bool, coverage: float 
         return None
     report = json.loads(path.read_text(encoding="utf-8"))
     decoding = report.get("decoding", {})
+    coverage = coverage if decoding.get("beam_size", 1) > 1 else 0.0  # greedy search has no penalty
     if decoding.get("loop_guard", False) != loop_guard or (decoding.get("coverage") or 0.0) != coverage:
         return None
     return report if report.get("weights_sha256", weights) == weights else None

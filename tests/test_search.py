@@ -235,6 +235,8 @@ def test_cli_coverage_flag_reaches_the_search_and_refuses_bad_values(tmp_path, c
     for given, used in (([], TASKS["translation"].coverage), (["--coverage", "0.3"], 0.3)):
         assert main(["translate", "--model", str(tmp_path / "m"), "--beam", "3", *given, "我的朋友是医生。"]) == 0
         assert seen.pop() == used
+    assert main(["translate", "--model", str(tmp_path / "m"), "--coverage", "0.3", "我的朋友是医生。"]) == 0
+    assert "greedy search ignores it" in capsys.readouterr().err  # --beam 1, the default
     for bad in ("-1", "nan", "lots"):
         with pytest.raises(SystemExit):
             main(["translate", "--model", str(tmp_path / "m"), "--coverage", bad, "我"])
