@@ -136,3 +136,14 @@ def test_a_variant_the_bundled_zoo_lacks_is_trained_only_when_named_and_a_wrong_
     assert not set(missing) & set(built) and len(built) == len(zoo.ZOO_ORDER)
     assert main(["zoo", "--only", "couplet/lung-general", "--runs", str(tmp_path)]) == 2
     assert "no zoo model couplet/lung-general" in capsys.readouterr().err
+
+
+def test_a_beam_report_decoded_with_another_coverage_penalty_is_stale_a_greedy_one_is_not(tmp_path):
+    path = tmp_path / "report.json"
+    for beam, coverage, expected, current in ((5, 0.0, 0.0, True), (5, 0.0, 0.01, False), (5, 0.01, 0.01, True),
+                                              (1, 0.0, 0.01, True)):
+        path.write_text(json.dumps({"decoding": {"beam_size": beam, "loop_guard": True, "coverage": coverage},
+                                    "weights_sha256": "a"}))
+        assert (zoo._current_report(path, "a", True, expected) is not None) == current, (beam, coverage, expected)
+    path.write_text(json.dumps({"decoding": {"beam_size": 5, "loop_guard": True}, "weights_sha256": "a"}))
+    assert zoo._current_report(path, "a", True, 0.0) is not None  # from before the penalty: decoded without it
