@@ -17,6 +17,7 @@ candidate is not trained again, only scored.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -48,11 +49,12 @@ def markdown(report: dict) -> str:
         f"A second training stage for the translation zoo, from `{report['first']}` (the zoo's first stage, "
         f"{report['first_epochs']} epochs): two more epochs with a fresh optimiser, on the same mix or on a "
         "curriculum (cmn-eng ×3 and one extra pair drawn per cmn-eng pair each epoch). BLEU (sacrebleu 13a, "
-        "lower-cased) on cmn-eng dev (greedy: the trainer's model selection; beam 5) and on tv4dialog-dev (held-out TV "
+        "lower-cased) of the kept model (its best epoch on dev) on cmn-eng dev (greedy: the trainer's model selection; "
+        "beam 5) and on tv4dialog-dev (held-out TV "
         "episodes, beam 5); the loop guard on, as by default. Written by `python benchmarks/translation_continued.py`.",
         "",
-        "| stage | dev BLEU by epoch (greedy) | cmn-eng dev greedy | cmn-eng dev beam 5 | tv4dialog-dev beam 5 | "
-        "training s (this CPU, beside other work) |",
+        "| stage | dev BLEU by epoch (greedy, every epoch of the stage) | cmn-eng dev greedy | cmn-eng dev beam 5 | "
+        "tv4dialog-dev beam 5 | training s (this CPU, beside other work) |",
         "|---|---|---|---|---|---|",
     ]
     for name, r in report["rows"].items():
@@ -81,8 +83,11 @@ def main() -> None:
     first = load_folder(args.first)
     first_epochs = len(first.meta.get("history") or [])
 
-    def scored(translator) -> dict:
-        history = translator.meta.get("history") or []
+    def scored(translator, folder: Path | None = None) -> dict:
+        history = translator.meta.get("history") or []  # the kept (best) model's epochs
+        every = folder / "metrics.jsonl" if folder else None  # every epoch, a worse last one too
+        if every and every.is_file():
+            history = [json.loads(line) for line in every.read_text(encoding="utf-8").splitlines() if line.strip()]
         return {"history": [h["dev_bleu"] for h in history],
                 "seconds": round(sum(h.get("seconds", 0) for h in history[first_epochs:])),
                 "dev greedy": evaluate(translator, splits.dev, 1)["bleu"],
@@ -95,7 +100,7 @@ def main() -> None:
         folder = Path(args.runs) / name.replace(", ", "-").replace(" ", "-")
         fit(TASKS["translation"], splits, folder, model_options("translation", "luong-general"), cfg, resume=True,
             progress=False, init=load_folder(args.first))
-        rows[name] = scored(load_folder(folder))
+        rows[name] = scored(load_folder(folder), folder)
         print(name, rows[name], flush=True)
     shown = Path(args.first).resolve()
     write_report(args.out, {"first": str(shown.relative_to(ROOT)) if shown.is_relative_to(ROOT) else args.first,
