@@ -304,7 +304,7 @@ def beam_search_nbest(
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
     if not 0 <= coverage < float("inf"):  # also refuses nan
         raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
-    coverage = coverage if model.has_attention else 0.0
+    coverage = coverage if coverage and model.has_attention else 0.0  # a model without attention: no penalty
     cfg = model.cfg
     B, K, device = src.size(0), beam_size, src.device
     limits = _limits(model, src_lengths, max_len)
