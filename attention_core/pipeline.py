@@ -18,7 +18,7 @@ from attention_core.coverage import Word, low_coverage
 from attention_core.data import Task
 from attention_core.names import Prepared, prepare, restore
 from attention_core.repetition import LoopGuard
-from attention_core.search import Chain, beam_search_nbest, greedy
+from attention_core.search import Chain, beam_search_nbest, check_coverage, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
 from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences, strip_invisible
@@ -386,8 +386,7 @@ class Translator:
         constrained = self.task.constrained if constrained is None else constrained
         loop_guard = self.task.loop_guard if loop_guard is None else loop_guard
         coverage = self.task.coverage if coverage is None else coverage
-        if not 0 <= coverage < float("inf"):  # also refuses nan, whatever the beam
-            raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
+        check_coverage(coverage)  # whatever the beam: greedy search never reaches the search's own check
         if names and not self.reads_names:
             raise InputError("the names switch is for models that translate Chinese into English")
         tokenised = [self.tokenize(t, max_tokens) for t in texts]  # errors speak of the text as typed

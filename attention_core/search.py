@@ -238,6 +238,16 @@ def coverage_penalty(weights: Tensor, floor: float = COVERAGE_FLOOR) -> float:
     return float(_live_penalties(weights.unsqueeze(0), torch.tensor([weights.size(1)]), floor)[0])
 
 
+def check_coverage(coverage: float) -> None:
+    """Refuse a coverage-penalty weight that is not a finite number ≥ 0 (``nan`` included).
+
+    Raises:
+        ValueError: Naming the weight.
+    """
+    if not 0 <= coverage < float("inf"):
+        raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
+
+
 def _live_penalties(attn: Tensor, src_lengths: Tensor, floor: float) -> Tensor:
     """[`coverage_penalty`][attention_core.search.coverage_penalty] of every live row at once: ``(B*K,)``.
 
@@ -302,8 +312,7 @@ def beam_search_nbest(
     """
     if beam_size < 1:
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
-    if not 0 <= coverage < float("inf"):  # also refuses nan
-        raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
+    check_coverage(coverage)
     coverage = coverage if coverage and model.has_attention else 0.0  # a model without attention: no penalty
     cfg = model.cfg
     B, K, device = src.size(0), beam_size, src.device
@@ -339,6 +348,8 @@ def beam_search_nbest(
             new = step.centre.index_select(0, origin).unsqueeze(1).float()
             cents = new if cents is None else torch.cat([cents.index_select(0, origin), new], 1)
         beam_scores = top_scores.view(-1).clone()
+        # each row's coverage penalty so far: a finished row's final one, a live row's as if it ended now
+        penalties = coverage * _live_penalties(attn, src_lengths, COVERAGE_FLOOR) if coverage else None  # (B*K,)
         is_eos = (y == cfg.eos_id) & torch.isfinite(beam_scores)
         for flat in is_eos.nonzero().flatten().tolist():
             b = flat // K
@@ -351,13 +362,12 @@ def beam_search_nbest(
                 lengths[b],
                 cfg.eos_id,
             )
-            penalty = coverage * coverage_penalty(attn[flat, :, : lengths[b]]) if coverage else 0.0
-            finished[b].append((raw / (t + 1) ** alpha + penalty, hyp))
+            finished[b].append((raw / (t + 1) ** alpha + (0.0 if penalties is None else float(penalties[flat])), hyp))
         beam_scores = beam_scores.masked_fill(is_eos, float("-inf"))
         live = beam_scores.view(B, K)
         live_norm = live / (t + 1) ** alpha
-        if coverage:  # a live hypothesis is compared with its penalty so far, as it would be scored if it ended now
-            live_norm = live_norm + coverage * _live_penalties(attn, src_lengths, COVERAGE_FLOOR).view(B, K)
+        if penalties is not None:  # a live hypothesis is compared with its penalty so far
+            live_norm = live_norm + penalties.view(B, K)
         live_best = live_norm.max(dim=1).values.tolist()  # (B,)
         done = [len(f) >= K and max(score for score, _ in f) >= best for f, best in zip(finished, live_best)]
         for b in range(B):
