@@ -68,7 +68,16 @@ def docs_href(page: str, anchor: str = "", lang: str = "zh") -> str:
     return f"{docs_base()}/{edition}" + (f"{page}/" if page else "") + (f"#{anchor}" if anchor else "")
 
 
-def docs_link(page: str, anchor: str = "", text: tuple[str, str] = ("文档", "docs")) -> str:
+DOCS_LABELS = ("文档", "docs")
+"""How a hint names the two editions' links (in the order of ``DOCS_LANGUAGES``)."""
+
+
+def _editions(page: str, anchor: str, labels: tuple[str, str]) -> list[tuple[str, str]]:
+    """``(address, label)`` of a docs page in each edition."""
+    return [(docs_href(page, anchor, lang), label) for lang, label in zip(DOCS_LANGUAGES, labels, strict=True)]
+
+
+def docs_link(page: str, anchor: str = "", text: tuple[str, str] = DOCS_LABELS) -> str:
     """HTML links to a docs page in both editions (中文, English), each opening in a new tab.
 
     The app speaks both languages at once, so each hint links to the page a reader of either can read.
@@ -77,8 +86,8 @@ def docs_link(page: str, anchor: str = "", text: tuple[str, str] = ("文档", "d
     '<a href="docs/theory/scores/" target="_blank" rel="noopener">文档 ↗</a> · \
 <a href="docs/en/theory/scores/" target="_blank" rel="noopener">docs ↗</a>'
     """
-    return " · ".join(f'<a href="{docs_href(page, anchor, lang)}" target="_blank" rel="noopener">{label} ↗</a>'
-                      for lang, label in zip(DOCS_LANGUAGES, text, strict=True))
+    return " · ".join(f'<a href="{href}" target="_blank" rel="noopener">{label} ↗</a>'
+                      for href, label in _editions(page, anchor, text))
 
 
 def docs_markdown_link(page: str, anchor: str = "") -> str:
@@ -87,8 +96,7 @@ def docs_markdown_link(page: str, anchor: str = "") -> str:
     >>> docs_markdown_link("results", "bleu-by-length")
     '[文档 ↗](docs/results/#bleu-by-length) · [docs ↗](docs/en/results/#bleu-by-length)'
     """
-    return " · ".join(f"[{label} ↗]({docs_href(page, anchor, lang)})"
-                      for lang, label in zip(DOCS_LANGUAGES, ("文档", "docs"), strict=True))
+    return " · ".join(f"[{label} ↗]({href})" for href, label in _editions(page, anchor, DOCS_LABELS))
 
 
 def app_query(tab: str, **params: object) -> str:

@@ -96,12 +96,9 @@ SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
 """How the input boxes behave (one line high, growing to eight: Enter submits)."""
 
 
-def placeholder_figure() -> go.Figure:
-    """The heatmap before the first run."""
-    return message_figure("Run a sentence to see where the model looks. 运行一句，看看模型看向哪里。")
-
-
 PLACEHOLDERS = {
+    "heatmap": "Run a sentence to see where the model looks. 运行一句，看看模型看向哪里。",
+    "gold": "Choose a sentence and press the button: the human links over the model's attention. 选一句，按按钮。",
     "steps": "After a run: one decoding step's attention, a bar per source word (move the slider above). "
              "运行后：逐步查看每一步的注意力。",
     "entropy": "After Compare: how spread out each step's attention is, A and B on one scale. "
@@ -388,7 +385,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             gr.Markdown(_doc("theory/transformer", TRANSFORMER_HINT))
         # no label badge over the plots: each figure carries its own title
         # a placeholder figure: plotly.js loads with the page, not after the first click
-        heatmap = gr.Plot(placeholder_figure(), label="alignment heatmap 对齐热力图", show_label=False,
+        heatmap = gr.Plot(placeholder("heatmap"), label="alignment heatmap 对齐热力图", show_label=False,
                           elem_id=f"{task}-heatmap")
         step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
         bars = gr.Plot(placeholder("steps"), label="one step 单步", show_label=False, elem_id=f"{task}-steps")
@@ -455,7 +452,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
 
         def cleared() -> tuple:
             """After an error (its message is the toast): no stale output, info, figures or state."""
-            return ("", "", placeholder_figure(), placeholder("steps"), {}, gr.update(value=1),
+            return ("", "", placeholder("heatmap"), placeholder("steps"), {}, gr.update(value=1),
                     gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
                     gr.Row(visible=False))
 
@@ -498,7 +495,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             gold_outputs = [gold["sentence"], gold["info"], gold["figure"]]
             def gold_cleared() -> tuple:
                 """After a refused choice (its message is the toast): the panel as before a sentence was shown."""
-                return "", gold_info_at_start(), gold_placeholder()
+                return "", gold_info_at_start(), placeholder("gold")
 
             events = [gold["button"].click(gold_handler, gold_inputs, gold_outputs, api_name=f"{task}_gold"),
                       gold["number"].submit(gold_handler, gold_inputs, gold_outputs, api_visibility="private")]
@@ -546,7 +543,7 @@ def _gold_panel(task: str) -> dict:
         button = gr.Button("show the human links 显示人工对齐", variant="primary", elem_id=f"{task}-gold-run")
         sentence = gr.Markdown(elem_id=f"{task}-gold-sentence")
         info = gr.Markdown(gold_info_at_start(), elem_id=f"{task}-gold-info")
-        figure = gr.Plot(gold_placeholder(), show_label=False, label="gold alignment 人工对齐",
+        figure = gr.Plot(placeholder("gold"), show_label=False, label="gold alignment 人工对齐",
                          elem_id=f"{task}-gold-heatmap")
     return dict(name=name, number=number, rule=rule, button=button, sentence=sentence, info=info, figure=figure)
 
@@ -556,12 +553,6 @@ def gold_info_at_start() -> str:
     data = data_home()
     missing = not all((data / "align-zh-en" / name).is_dir() for name in GOLD_SETS)
     return gold_missing(data) if missing else ""
-
-
-def gold_placeholder() -> go.Figure:
-    """The gold panel's figure before a sentence is shown."""
-    return message_figure("Choose a sentence and press the button: the human links over the model's attention. "
-                          "选一句，按按钮。")
 
 
 COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
@@ -667,7 +658,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                     with gr.Group(visible=False, elem_id=f"compare-{side}-transformer-view") as selectors:
                         with gr.Row():
                             layer, head = _view_selectors(registry, "translation", f"compare-{side}")
-                    fig = gr.Plot(placeholder_figure(), label=f"{side} alignment", show_label=False,
+                    fig = gr.Plot(placeholder("heatmap"), label=f"{side} alignment", show_label=False,
                                   elem_id=f"compare-{side}-heatmap")
                     sides[side] = dict(out=out, info=info, fig=fig, layer=layer, head=head, selectors=selectors,
                                        state=gr.State({}))
@@ -712,7 +703,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                    A["layer"], A["head"], A["selectors"], B["layer"], B["head"], B["selectors"]]
         def cleared() -> tuple:
             """After an error (its message is the toast): no stale outputs, info lines, figures or states."""
-            return ("", "", placeholder_figure(), "", "", placeholder_figure(), placeholder("entropy"), {}, {},
+            return ("", "", placeholder("heatmap"), "", "", placeholder("heatmap"), placeholder("entropy"), {}, {},
                     *(gr.skip(), gr.skip(), gr.Group(visible=False)) * 2)
 
         # another task: its models and example, and nothing left on screen of the last task's run
