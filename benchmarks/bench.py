@@ -206,6 +206,12 @@ def train_throughput(examples, batch_size: int, step, batches: int, prepare=None
             "batches": batches, "rounds": rounds, "seconds": round(seconds, 2)}
 
 
+def repo_path(path: str | Path) -> str:
+    """A path as a report names it: relative to the repository when inside it, else as given."""
+    full = Path(path).resolve()
+    return str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else str(path)
+
+
 def write_report(out: str | Path, report: dict, markdown) -> None:
     """Write a benchmark's report as JSON and, beside it, as Markdown (``markdown(report)``); print the Markdown."""
     from attention_core.hub import atomic_write_text

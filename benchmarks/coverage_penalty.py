@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench import write_report  # noqa: E402
+from bench import repo_path, write_report  # noqa: E402
 from names import compare  # noqa: E402
 from visitor import BEAM, model_parser, model_sets  # noqa: E402
 
@@ -59,9 +59,7 @@ def main() -> None:
     from attention_core.text import tokenize_english
 
     translator = load_folder(args.model, "cpu")
-    model = Path(args.model).resolve()
-    shown = str(model.relative_to(ROOT)) if model.is_relative_to(ROOT) else args.model
-    report: dict = {"model": shown, "beam_size": BEAM, "sets": {}}
+    report: dict = {"model": repo_path(args.model), "beam_size": BEAM, "sets": {}}
     with torch.inference_mode():
         for name, pairs in model_sets(args.data, tests=False).items():
             if name == "visitor set":

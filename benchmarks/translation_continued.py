@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench import write_report  # noqa: E402
+from bench import repo_path, write_report  # noqa: E402
 
 
 def candidates() -> dict:
@@ -102,9 +102,7 @@ def main() -> None:
             progress=False, init=load_folder(args.first))
         rows[name] = scored(load_folder(folder), folder)
         print(name, rows[name], flush=True)
-    shown = Path(args.first).resolve()
-    write_report(args.out, {"first": str(shown.relative_to(ROOT)) if shown.is_relative_to(ROOT) else args.first,
-                            "first_epochs": first_epochs, "rows": rows}, markdown)
+    write_report(args.out, {"first": repo_path(args.first), "first_epochs": first_epochs, "rows": rows}, markdown)
 
 
 if __name__ == "__main__":
