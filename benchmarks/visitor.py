@@ -5,6 +5,8 @@ Usage::
     python benchmarks/visitor.py                     # → results/visitor/scores.{md,json}, outputs-<variant>.tsv
     python benchmarks/visitor.py --check             # only check that no sentence is in the corpora
     python benchmarks/visitor.py --reading luong-general   # the 30 outputs a reader judges, as a Markdown table
+    python benchmarks/visitor.py --models runs/zoo3/models/translation --variants luong-general --out /tmp/v \
+        --against results/visitor/outputs-luong-general.tsv   # a new model against the bundled one's outputs
 
 The set (``results/visitor/visitor.tsv``, its README says how it was written) is first checked against the
 corpora: no Chinese sentence of the set may equal, with spaces and punctuation removed (and traditional
@@ -306,6 +308,13 @@ def markdown(report: dict) -> str:
               "|---|" + "---|" * len(kinds)]
     for name in order:
         lines.append(f"| {name} | " + " | ".join(f"{v[name]['bleu_by_kind'][k]:.1f}" for k in kinds) + " |")
+    if report.get("against"):  # python benchmarks/visitor.py --against OUTPUTS_TSV
+        lines += ["", f"Against the outputs in `{report['against']}` (paired bootstrap, 1,000 samples, 95 % interval):",
+                  "", "| variant | Δ BLEU | Δ BLEU, names on (both) |", "|---|---|---|"]
+        for name in order:
+            a, b = v[name]["vs_against"], v[name]["vs_against_names_on"]
+            lines.append(f"| {name} | {a['delta']:+.2f} [{a['low']:+.2f}, {a['high']:+.2f}] | "
+                         f"{b['delta']:+.2f} [{b['low']:+.2f}, {b['high']:+.2f}] |")
     return "\n".join(lines) + "\n"
 
 
@@ -315,10 +324,15 @@ def outputs_tsv(rows: Iterable[Row], outputs: Sequence[str], named: Sequence[str
                    + [f"{r.id}\t{r.chinese}\t{o}\t{n}\n" for r, o, n in zip(rows, outputs, named)])
 
 
+def read_outputs(path: Path, names: bool = False) -> dict[str, str]:
+    """An ``outputs-<variant>.tsv`` by row id: the output, or (``names``) the output with the names switch."""
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    return {line.split("\t")[0]: line.split("\t")[3 if names else 2] for line in lines}
+
+
 def reading_table(rows: Sequence[Row], out: Path, variant: str, names: bool = False) -> str:
     """The sampled rows with their references and ``variant``'s outputs (``names``: with the switch), to judge."""
-    lines = (out / f"outputs-{variant}.tsv").read_text(encoding="utf-8").splitlines()[1:]
-    output = {line.split("\t")[0]: line.split("\t")[3 if names else 2] for line in lines}
+    output = read_outputs(out / f"outputs-{variant}.tsv", names)
     table = ["| id | kind | Chinese | reference | output | judgement |", "|---|---|---|---|---|---|"]
     table += [f"| {r.id} | {r.kind} | {r.chinese} | {r.english} | {output[r.id]} | |" for r in reading_sample(rows)]
     return "\n".join(table) + "\n"
@@ -337,6 +351,8 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="only check that no sentence is in the corpora")
     parser.add_argument("--reading", metavar="VARIANT", help="print the 30 sampled rows with VARIANT's outputs")
     parser.add_argument("--names", action="store_true", help="with --reading: the outputs with the names switch")
+    parser.add_argument("--against", metavar="OUTPUTS_TSV", help="also compare every variant with these outputs "
+                        "(another model's outputs-<variant>.tsv, e.g. the bundled default's), names off and on")
     args = parser.parse_args()
     rows, out = read_set(args.set), Path(args.out)
     if args.reading:
@@ -368,6 +384,22 @@ def main() -> None:
                                                                           "name_sentences_kept", "numbers_kept")}
     for variant, s in seconds.items():
         report["variants"][variant]["decode_seconds"] = round(s)
+    if args.against:  # "against today's model": paired bootstrap of each variant against the given outputs
+        from bench import repo_path
+
+        from attention_core.metrics import paired_bootstrap
+
+        refs = [r.english for r in rows]
+        report["against"] = repo_path(args.against)
+        for variant in outputs:
+            entry = report["variants"][variant]
+            for key, hyps, names in (("vs_against", outputs[variant], False),
+                                     ("vs_against_names_on", named[variant], True)):
+                other = read_outputs(Path(args.against), names)
+                test = paired_bootstrap(hyps, [other[r.id] for r in rows], refs, "13a", lowercase=True)
+                entry[key] = {k: round(v, 3) for k, v in test.items()}
+            print(f"{variant} against {args.against}: {entry['vs_against']} (names on: "
+                  f"{entry['vs_against_names_on']})", flush=True)
     report["decoding"] = {"beam_size": BEAM, "per_row": "translate_paragraph, outputs joined with a space",
                           "scoring": "sacrebleu 13a, lowercased, detokenised output"}
     atomic_write_text(out / "scores.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
