@@ -498,7 +498,7 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
         figure = alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"],
                                   sentence["window"], sentence["word_centres"], sentence["predicted"],
                                   highlight=highlight, rtl=rtl, title=title)
-    return figure.update_layout(title_pad_t=18) if notes else figure  # the pad keeps the first line inside
+    return figure
 
 
 def _pick(maps: torch.Tensor, layer: int, head: str) -> list:
@@ -588,7 +588,7 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
     figure = alignment_figure(keys, rows, decoder, highlight=highlight,
                               title=f"decoder self-attention 解码器自注意力{second_line(where)}",
                               x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)")
-    return encoder.update_layout(title_pad_t=18), figure.update_layout(title_pad_t=18)
+    return encoder, figure
 
 
 @dataclass

@@ -307,7 +307,7 @@ def try_sequence(model: Seq2Seq | None, text: str, window: int | None = None,
             title += second_line(f"longer than its training sequences (≤ {trained['max_len']}): watch it fail "
                                  "比训练序列长")
     if model.has_attention:
-        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title=title).update_layout(title_pad_t=18)
+        fig = alignment_figure(source, rows, hyp.weights.tolist(), window, title=title)
     else:
         fig = message_figure("No attention: nothing to align.")
     return " ".join(output), fig

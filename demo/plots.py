@@ -71,7 +71,7 @@ def alignment_figure(
         window: Local window half-width ``D``; drawn as a band around each row's centre.
         centres: Window centre ``p_t`` of each row.
         predicted: The centres were predicted (local-p): also draw them as markers.
-        title: Figure title.
+        title: Figure title; one with a [`second_line`][demo.plots.second_line] is padded at the top.
         highlight: Row to outline (the current step when stepping through the decoding).
         x_title: Title of the x axis (the keys attended to), also used in the hover text.
         y_title: Title of the y axis (the queries, one per row).
@@ -118,7 +118,8 @@ def alignment_figure(
         fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
                       line=dict(color="crimson", width=2))
     fig.update_layout(
-        title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center"),  # clear of Gradio's label badge
+        title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center",  # clear of Gradio's label badge
+                   pad=dict(t=SECOND_LINE_PAD if SECOND_LINE in title else 0)),
         xaxis=dict(side="top", title=x_title, range=_x_range(len(xs), rtl), **_ticks(xs)),
         yaxis=dict(autorange="reversed", title=y_title, **_ticks(ys)),
         margin=dict(l=60, r=20, t=120, b=20),
@@ -166,12 +167,19 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
     return fig
 
 
+SECOND_LINE = "<br><span style='font-size:12px'>"
+"""How [`second_line`][demo.plots.second_line] starts: a title holding it gets a top pad."""
+
+SECOND_LINE_PAD = 18
+"""The title's top pad (px) when it has a second line: the first line stays inside the figure."""
+
+
 def second_line(text: str) -> str:
     """A figure title's smaller second line (a long one-line title ran past a half-width panel's edge).
 
-    Give the figure ``title_pad_t=18`` so the first line stays inside it.
+    [`alignment_figure`][demo.plots.alignment_figure] pads a title holding one so its first line stays inside.
     """
-    return f"<br><span style='font-size:12px'>{text}</span>"
+    return f"{SECOND_LINE}{text}</span>"
 
 
 MESSAGE_COLUMNS = 44

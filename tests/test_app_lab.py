@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from demo.handlers import Settings, run
 from demo.links import app_query, docs_link, parse_controls, parse_query
 from demo.live import LiveSettings, build_toy_model, parse_sequence, stopped_status, try_sequence
-from demo.plots import MAX_LABELS, alignment_figure, entropy_figure
+from demo.plots import MAX_LABELS, SECOND_LINE_PAD, alignment_figure, entropy_figure, second_line
 
 REGISTRY = small_registry()
 
@@ -92,6 +92,16 @@ def test_window_band_has_a_legend_entry():
     assert names == ["window 窗口 p_t ± 1"] and fig.layout.showlegend
     plain = alignment_figure(["a", "b"], ["x"], [[0.5, 0.5]])
     assert not plain.layout.showlegend
+
+
+def test_a_title_with_a_second_line_is_padded_and_only_then():
+    """Every figure whose title has a second line (the heatmap's notes, a Transformer's layer and head, the live
+    lab's warning) keeps its first line inside: the pad comes with the title, not from each caller."""
+    weights = [[0.5, 0.5]]
+    two = alignment_figure(["a", "b"], ["x"], weights, title="alignment" + second_line("the model read 汤姆 for 张伟"))
+    assert two.layout.title.pad.t == SECOND_LINE_PAD
+    one = alignment_figure(["a", "b"], ["x"], weights, title="alignment<br>no second line")
+    assert not one.layout.title.pad.t
 
 
 def test_long_sources_keep_readable_labels():
