@@ -460,10 +460,14 @@ def _agreeing(name: RareWord, matched: str, before: str | None) -> tuple[str | N
 
     The English is plural when the carrier's word was (``books`` → ``peanuts``, ``knives``), and an ``a``/``an``
     before it (``before``) agrees with its sound (``a apple`` → ``an apple``, ``an university`` → ``a …``), keeping
-    its capital. Returns ``(article or before unchanged, english)``.
+    its capital; before a plural it goes (the model's ``is there a apples`` → ``is there peanuts``; ``A apples`` →
+    ``Peanuts``). Returns ``(article, before unchanged, or "" when the article goes; english)``.
     """
-    english = plural(name.english) if matched.lower().endswith("s") else name.english
+    plural_form = matched.lower().endswith("s")
+    english = plural(name.english) if plural_form else name.english
     if before is not None and before.lower() in ("a", "an"):
+        if plural_form:
+            return "", english[:1].upper() + english[1:] if before[:1].isupper() else english
         agreed = article(english)
         before = agreed.capitalize() if before[:1].isupper() else agreed
     return before, english
@@ -478,7 +482,7 @@ def _written(name: RareWord, before: list[str], matched: str = "") -> str:
     if name.kind == "word":
         previous, english = _agreeing(name, matched, before[-1] if before else None)
         if before:
-            before[-1] = previous
+            before[-1:] = [previous] if previous else []
         return english
     return name.bare if name.bare and before and before[-1].lower() in PREPOSITIONS else name.english
 

@@ -24,7 +24,7 @@ from attention_core.subword import word_rows
 from attention_core.text import has_chinese, split_sentences, strip_invisible
 from attention_core.transformer import AttentionMaps, Transformer
 from attention_core.vocab import UNK, Vocab
-from attention_core.words import find_words, missing
+from attention_core.words import find_words, left_out, overstated
 
 SENTENCE_TOKENS = 100
 """Longest sentence the CLI and the app translate (tokens); a paragraph is split into sentences first."""
@@ -402,15 +402,17 @@ class Translator:
         # the common words the model left out: the sentence again, with those words carried too
         again = {}
         for i, (text, out) in enumerate(zip(texts, results)):
-            left_out = [w for w in find_words(text) if missing(w, out.text)]
-            if left_out:
-                again[i] = prepare(text, known=known, words=left_out)
+            words = left_out(find_words(text), out.text)
+            if words:
+                again[i] = prepare(text, known=known, words=words)
         if again:
             redone = self._decode([self.task.tokenize_src(p.text) for p in again.values()], **decode)
             for i, out, p in zip(again, redone, again.values()):
                 out = restore(out, p, self.task.tokenize_src, self.detokenize)
-                if all(placed == "carried" for c, placed in zip(p.carried, p.placed) if c.name.group == "word"):
-                    results[i] = out  # else the model dropped a carrier too: its first translation stays
+                carried = [(c.name, placed) for c, placed in zip(p.carried, p.placed) if c.name.group == "word"]
+                if (all(placed == "carried" for _, placed in carried)
+                        and not overstated([word for word, _ in carried], out.text)):
+                    results[i] = out  # else it dropped a carrier, or wrote one twice: its first translation stays
         return results
 
     def _decode(self, tokenised: list[list[str]], beam_size: int, window: WindowArg, hard: bool,

@@ -13,14 +13,16 @@ Unlike a name, a common word is usually translated well, so a word is carried on
    [`COMMON`][attention_core.words.COMMON]) that CC-CEDICT lists as a common word of two or more characters with a
    short English (``花生`` → peanut, ``海关`` "customs (i.e. border crossing inspection)" → customs);
    a noun jieba glued to a verb (``吃火锅``) is found by its longest listed ending (``火锅``).
-2. **Check** ([`missing`][attention_core.words.missing]): the model's output has none of the English words of any of the
-   dictionary's senses for it (whole words, with their singular, plural or ``-ed``/``-ing`` forms).
-3. **Carry**: the sentence is translated again with each missing word replaced by a carrier noun the model translates
-   reliably (苹果 → apple, 自行车 → bicycle, 雨伞 → umbrella); in the output the carrier's word is replaced by the
-   dictionary's (plural when the carrier came out plural, with ``a``/``an`` made to agree) —
+2. **Check** ([`left_out`][attention_core.words.left_out]): the model's output mentions it fewer times than the
+   sentence says it — an English word of any of the dictionary's senses, whole, with its singular, plural or
+   ``-ed``/``-ing`` forms ([`mentions`][attention_core.words.mentions]); a second 花生 written "flower" is left out.
+3. **Carry**: the sentence is translated again with each left-out word (every occurrence) replaced by a carrier noun
+   the model translates reliably (苹果 → apple, 自行车 → bicycle, 雨伞 → umbrella); in the output the carrier's word
+   is replaced by the dictionary's (plural when the carrier came out plural, with ``a``/``an`` made to agree) —
    [`names.prepare`][attention_core.names.prepare] and [`names.restore`][attention_core.names.restore], as for names.
-   When the model drops a carrier too, the second translation is not used: a common word placed by attention lands
-   between the wrong words more often than a name does.
+   When the model drops a carrier too (a common word placed by attention lands between the wrong words more often
+   than a name does), or writes one twice ([`overstated`][attention_core.words.overstated]: in another word's place
+   as well), the second translation is not used.
 
 It is part of the names switch (``Translator.translate(names=True)``; the app's *names, numbers & rare words* box, on
 by default). ``python benchmarks/words.py`` measures what it fixes and breaks (``results/words.md``).
@@ -28,20 +30,22 @@ by default). ``python benchmarks/words.py`` measures what it fixes and breaks (`
 Examples:
     >>> [(w.text, w.english) for w in find_words("我对花生过敏，晚上我们一起去吃火锅吧。")]
     [('花生', 'peanut'), ('火锅', 'hotpot')]
-    >>> missing(find_words("我对花生过敏。")[0], "I'm allergic to flowers.")
-    True
-    >>> missing(find_words("我对花生过敏。")[0], "I'm allergic to peanuts.")
-    False
+    >>> mentions(find_words("我对花生过敏。")[0], "I'm allergic to flowers.")
+    0
+    >>> mentions(find_words("我对花生过敏。")[0], "I'm allergic to peanuts.")
+    1
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 
 from attention_core.names import dictionary, listed_name
 from attention_core.rare import RareWord
-from attention_core.text import normalize_chinese, posseg
+from attention_core.text import normalize_chinese, plural, posseg
 
 WORD_TAGS = ("n", "nz", "ns", "ng")
 """jieba tags of the words checked (nouns; ``nr`` names are the names switch's)."""
@@ -143,13 +147,70 @@ def find_words(text: str) -> list[RareWord]:
     return found
 
 
-def missing(word: RareWord, output: str) -> bool:
-    """Whether an output has none of the English of any sense of ``word`` (whole words; plural, -ed, -ing forms)."""
+def mentions(word: RareWord, output: str) -> int:
+    """How many times an output says the English of any sense of ``word`` (whole words; plural, -ed, -ing forms).
+
+    Neighbouring words of its senses are one mention: "customs inspection" for 海关 counts once, as does "boarding
+    pass" for 登机牌.
+    """
     entry = lookup(word.text)
     if entry is None:
-        return False
-    said = set(re.findall(r"[a-z]+", output.lower()))
+        return 0
     forms = {f for w in entry[1] for f in (w, w + "s", w + "es", w[:-1] + "ies", w + "ed", w + "d", w + "ing",
                                            w[:-1] if w.endswith("s") else w)}
-    return not said & forms
+    hits = [w in forms for w in re.findall(r"[a-z]+", output.lower())]
+    return sum(hit and not (k and hits[k - 1]) for k, hit in enumerate(hits))
 
+
+def left_out(words: Sequence[RareWord], output: str) -> list[RareWord]:
+    """The words of a sentence its output leaves out, each with every one of its occurrences.
+
+    A word is left out when the output mentions it fewer times than the sentence says it:
+    我对花生过敏，这道菜里有花生吗？ → "I'm allergic to peanuts. Is there a flower in this food?" leaves
+    out the second 花生, so both are carried (one carrier, translated twice). A word without a dictionary English is
+    never left out.
+
+    Args:
+        words: The sentence's words, in order ([`find_words`][attention_core.words.find_words]).
+        output: The model's output for the sentence.
+
+    Examples:
+        >>> words = find_words("我对花生过敏，这道菜里有花生吗？")
+        >>> [w.start for w in left_out(words, "I'm allergic to peanuts. Is there a flower in this food?")]
+        [2, 12]
+        >>> left_out(words, "I'm allergic to peanuts. Are there peanuts in this dish?")
+        []
+    """
+    said = Counter(w.text for w in words)
+    first = {w.text: w for w in reversed(words)}
+    short = {text for text, n in said.items() if lookup(text) is not None and mentions(first[text], output) < n}
+    return [w for w in words if w.text in short]
+
+
+def overstated(words: Sequence[RareWord], output: str) -> bool:
+    """Whether an output writes one of the carried ``words`` more often than the sentence says it.
+
+    The model then wrote the carrier in the place of another word as well: 安娜下个月要和她的男朋友结婚了, 男朋友
+    carried as 苹果, came out "The apple will marry her apples next month." — "The boyfriend will marry her
+    boyfriends", with Anna gone. Such a second translation is not used. The English is counted as written (singular
+    or plural), not by its senses: "customs … for inspection" says 海关 once.
+
+    Args:
+        words: The carried words, each occurrence.
+        output: The second translation, restored.
+
+    Examples:
+        >>> boyfriend = find_words("安娜下个月要和她的男朋友结婚了。")
+        >>> overstated(boyfriend, "The boyfriend will marry her boyfriends next month.")
+        True
+        >>> overstated(boyfriend, "Anna will marry her boyfriend next month.")
+        False
+    """
+    said = Counter(w.english for w in words)
+    lowered = output.lower()
+    for english, n in said.items():
+        forms = sorted({english.lower(), plural(english).lower()}, key=len, reverse=True)
+        pattern = r"(?<![a-z])(?:" + "|".join(re.escape(f) for f in forms) + r")(?![a-z])"
+        if len(re.findall(pattern, lowered)) > n:
+            return True
+    return False

@@ -32,25 +32,25 @@ from visitor import BEAM, SET, model_parser, model_sets, read_set  # noqa: E402
 def decode(translator, sources: list[str], words: bool, paragraphs: bool) -> tuple[list[str], list, int]:
     """Outputs with the names switch, common words carried or not, every carried word with how it was placed, and
     how many sentences were translated a second time (a word was left out; the second translation is kept only when
-    every carrier came through)."""
+    every carrier came through and none was written twice)."""
     import attention_core.pipeline as pipeline
     from attention_core.pipeline import SENTENCE_TOKENS
 
     tried: set[int] = set()
     sentence = [-1]
-    find_words, missing = pipeline.find_words, pipeline.missing  # the library's, before they are patched below
+    find_words, left_out = pipeline.find_words, pipeline.left_out  # the library's, before they are patched below
 
-    def find(text):  # called once per sentence, before `missing` is asked about its words
+    def find(text):  # called once per sentence, before `left_out` is asked about its words
         sentence[0] += 1
         return find_words(text) if words else []
 
-    def left_out(word, output):
-        if missing(word, output):
+    def recorded(found, output):
+        short = left_out(found, output)
+        if short:
             tried.add(sentence[0])
-            return True
-        return False
+        return short
 
-    with mock.patch.object(pipeline, "find_words", find), mock.patch.object(pipeline, "missing", left_out):
+    with mock.patch.object(pipeline, "find_words", find), mock.patch.object(pipeline, "left_out", recorded):
         if paragraphs:
             outs = [translator.translate_paragraph(s, SENTENCE_TOKENS, beam_size=BEAM, names=True) for s in sources]
         else:
@@ -69,7 +69,8 @@ def markdown(report: dict) -> str:
         "`python benchmarks/words.py`.",
         "",
         "| set | sentences | BLEU without words | BLEU with words | Δ [95 % interval] | outputs changed | "
-        "sentences translated again (a word left out) | of them kept (every carrier came through) | words carried |",
+        "sentences translated again (a word left out) | of them kept (every carrier came through, none written "
+        "twice) | words carried |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, e in report["sets"].items():

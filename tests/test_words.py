@@ -13,7 +13,7 @@ from attention_core.hub import save_pretrained
 from attention_core.names import Carried, Prepared, prepare, restore
 from attention_core.pipeline import Translator
 from attention_core.rare import RareWord
-from attention_core.words import english, find_words, missing
+from attention_core.words import english, find_words, left_out, mentions
 from demo.handlers import Settings, run
 
 
@@ -53,12 +53,26 @@ def test_the_english_of_a_definition(definition, written):
     assert english(definition) == written
 
 
-def test_a_word_is_missing_when_no_sense_of_it_is_in_the_output():
+def test_a_word_is_mentioned_by_any_sense_of_it_once_per_phrase():
     peanut = find_words("我对花生过敏。")[0]
-    assert missing(peanut, "I'm allergic to flowers.") and missing(peanut, "I'm allergic to pean.")
-    assert not missing(peanut, "I'm allergic to peanuts.") and not missing(peanut, "Groundnut, please.")
+    assert mentions(peanut, "I'm allergic to flowers.") == 0 and mentions(peanut, "I'm allergic to pean.") == 0
+    assert mentions(peanut, "I'm allergic to peanuts.") == 1 and mentions(peanut, "Groundnut, please.") == 1
+    assert mentions(peanut, "Peanuts? I love peanuts.") == 2
     suitcase = find_words("打开行李箱。")[0]
-    assert not missing(suitcase, "Open the trunk.")  # another sense of the same word counts
+    assert mentions(suitcase, "Open the trunk.") == 1  # another sense of the same word counts
+    customs = find_words("他在海关工作。")[0]
+    assert mentions(customs, "He works at the customs inspection.") == 1  # neighbouring sense words: one mention
+    assert mentions(customs, "Customs? He is in customs.") == 2
+
+
+def test_a_word_said_twice_and_written_once_is_left_out_with_both_occurrences():
+    """v085 of the visitor set: the retrained model wrote the second 花生 as "flower"; both are carried, one carrier."""
+    words = find_words("我对花生过敏，这道菜里有花生吗？")
+    assert [w.start for w in left_out(words, "I'm allergic to peanuts. Is there a flower in this food?")] == [2, 12]
+    assert left_out(words, "I'm allergic to peanuts. Are there peanuts in this dish?") == []
+    assert [w.start for w in left_out(words, "I'm allergic to flowers.")] == [2, 12]
+    one = find_words("我对花生过敏。")
+    assert left_out(one, "I'm allergic to peanuts.") == [] and left_out(one, "I'm allergic.") == one
 
 
 def test_prepare_carries_the_words_it_is_given_after_names_and_numbers():
@@ -85,6 +99,16 @@ def test_restore_writes_the_plural_and_makes_the_article_agree():
     assert p.lines("name") == [] and p.lines("number") == []
 
 
+def test_an_article_the_model_put_before_a_plural_goes():
+    """The retrained model wrote "Is there a apples in this food?" for the carrier: not "a peanuts"."""
+    p = Prepared("有花生吗", "有苹果吗", [_peanut(1)])
+    out = output(["is", "there", "a", "apples", "in", "it", "?"], [0, 0, 1, 1, 3, 3, 4], 5)
+    assert restore(out, p, list).text == "is there peanuts in it ?"
+    p = Prepared("花生很好吃", "苹果很好吃", [_peanut(0)])
+    out = output(["A", "apples", "are", "good", "."], [0, 0, 2, 3, 4], 5)
+    assert restore(out, p, list).text == "Peanuts are good ."
+
+
 def test_a_word_said_twice_with_one_carrier_is_written_where_the_carrier_is_and_nowhere_else():
     p = Prepared("花生和花生", "苹果和苹果", [_peanut(0), _peanut(3)])
     out = output(["apples", "and", "apples", "."], [0, 2, 3, 4], 5)
@@ -92,27 +116,29 @@ def test_a_word_said_twice_with_one_carrier_is_written_where_the_carrier_is_and_
     assert p.placed == ["carried", "carried"] and len(p.lines("word")) == 1  # one line for the word said twice
 
 
-def _model_that_knows_apples(dropped: bool = False):
-    """A decoder stand-in: "flowers" for 花生 (it does not know the word), "apples" for its carrier 苹果."""
+def _model_that_knows_apples(carrier: str = "written"):
+    """A decoder stand-in: "flowers" for 花生 (it does not know the word), "apples" for its carrier 苹果 — or, with
+    ``carrier="dropped"``, nothing for it; with ``"twice"``, "apples" for it and again for another word."""
 
     def decode(self, tokenised, **options):
         outs = []
         for source in tokenised:
             read = "".join(source)
-            words = ["i", "'m", "allergic", "to", "flowers" if "花生" in read else "." if dropped else "apples", "."]
-            out = output(words, list(range(len(words))), len(source))
+            said = {"written": ["apples"], "dropped": [], "twice": ["apples", "and", "apples"]}[carrier]
+            words = ["i", "'m", "allergic", "to", *(["flowers"] if "花生" in read else said), "."]
+            out = output(words, [min(k, len(source) - 1) for k in range(len(words))], len(source))
             outs.append(replace(out, text=" ".join(words)))
         return outs
 
     return decode
 
 
-@pytest.mark.parametrize("dropped", [False, True])
-def test_the_translator_carries_a_word_the_model_left_out(monkeypatch, dropped):
-    monkeypatch.setattr(Translator, "_decode", _model_that_knows_apples(dropped))
+@pytest.mark.parametrize("carrier", ["written", "dropped", "twice"])
+def test_the_translator_carries_a_word_the_model_left_out(monkeypatch, carrier):
+    monkeypatch.setattr(Translator, "_decode", _model_that_knows_apples(carrier))
     translator = tiny("translation")
     out, = translator.translate(["我对花生过敏。"], names=True)
-    if dropped:  # the carrier was dropped too: the first translation stays
+    if carrier != "written":  # the carrier was dropped, or written for another word too: the first translation stays
         assert out.text == "i 'm allergic to flowers ." and out.names.lines("word") == []
     else:
         assert out.text == "I'm allergic to peanuts."  # the task's detokeniser writes the text again
