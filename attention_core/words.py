@@ -151,15 +151,22 @@ def mentions(word: RareWord, output: str) -> int:
     """How many times an output says the English of any sense of ``word`` (whole words; plural, -ed, -ing forms).
 
     Neighbouring words of its senses are one mention: "customs inspection" for 海关 counts once, as does "boarding
-    pass" for 登机牌.
+    pass" for 登机牌; punctuation between them makes two ("Customs. Customs is busy.").
     """
     entry = lookup(word.text)
     if entry is None:
         return 0
     forms = {f for w in entry[1] for f in (w, w + "s", w + "es", w[:-1] + "ies", w + "ed", w + "d", w + "ing",
                                            w[:-1] if w.endswith("s") else w)}
-    hits = [w in forms for w in re.findall(r"[a-z]+", output.lower())]
-    return sum(hit and not (k and hits[k - 1]) for k, hit in enumerate(hits))
+    lowered, count, last = output.lower(), 0, None  # ``last``: where the previous mention's last word ended
+    for match in re.finditer(r"[a-z]+", lowered):
+        if match[0] not in forms:
+            last = None
+            continue
+        if last is None or not re.fullmatch(r"[\s'-]*", lowered[last : match.start()]):
+            count += 1  # a new mention: not joined to the previous one by a space, an apostrophe or a hyphen
+        last = match.end()
+    return count
 
 
 def left_out(words: Sequence[RareWord], output: str) -> list[RareWord]:
@@ -207,10 +214,8 @@ def overstated(words: Sequence[RareWord], output: str) -> bool:
         False
     """
     said = Counter(w.english for w in words)
-    lowered = output.lower()
-    for english, n in said.items():
-        forms = sorted({english.lower(), plural(english).lower()}, key=len, reverse=True)
-        pattern = r"(?<![a-z])(?:" + "|".join(re.escape(f) for f in forms) + r")(?![a-z])"
-        if len(re.findall(pattern, lowered)) > n:
-            return True
-    return False
+    forms = {form.lower(): english for english in said for form in (english, plural(english))}
+    longest_first = sorted(forms, key=len, reverse=True)  # "peanut butter" (花生酱) is not also a "peanut" (花生)
+    pattern = r"(?<![a-z])(?:" + "|".join(re.escape(f) for f in longest_first) + r")(?![a-z])"
+    written = Counter(forms[match[0]] for match in re.finditer(pattern, output.lower()))
+    return any(written[english] > n for english, n in said.items())

@@ -13,7 +13,7 @@ from attention_core.hub import save_pretrained
 from attention_core.names import Carried, Prepared, prepare, restore
 from attention_core.pipeline import Translator
 from attention_core.rare import RareWord
-from attention_core.words import english, find_words, left_out, mentions
+from attention_core.words import english, find_words, left_out, mentions, overstated
 from demo.handlers import Settings, run
 
 
@@ -63,6 +63,15 @@ def test_a_word_is_mentioned_by_any_sense_of_it_once_per_phrase():
     customs = find_words("他在海关工作。")[0]
     assert mentions(customs, "He works at the customs inspection.") == 1  # neighbouring sense words: one mention
     assert mentions(customs, "Customs? He is in customs.") == 2
+    assert mentions(customs, "He works in customs. Customs is busy.") == 2  # a full stop between: two mentions
+    assert mentions(peanut, "Peanuts, peanuts!") == 2
+
+
+def test_a_carried_word_inside_another_carried_words_english_is_not_counted_twice():
+    both = find_words("我对花生和花生酱过敏。")
+    assert [w.english for w in both] == ["peanut", "peanut butter"]
+    assert not overstated(both, "I'm allergic to peanuts and peanut butter.")
+    assert overstated(both, "Peanuts, peanuts and peanut butter.")
 
 
 def test_a_word_said_twice_and_written_once_is_left_out_with_both_occurrences():
