@@ -310,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None)
     p.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="training precision (the bundled models: fp32)")
+    p.add_argument("--stage", choices=("all", "train", "finish"), default="all",
+                   help="train: train (or resume) only; finish: export and evaluate models trained into --runs "
+                        "elsewhere (a GPU trains, a CPU finishes); all: both")
     p.add_argument("--quiet", action="store_true")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
@@ -539,7 +542,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if unknown:
             raise InputError(f"--only: no zoo model {', '.join(unknown)}; the zoo has {', '.join(known)}")
         run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet,
-                args.precision)
+                args.precision, args.stage)
         return 0
     if args.command == "export":
         out = Path(args.out)

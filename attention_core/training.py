@@ -697,6 +697,8 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         cache = names_in / KNOWN_NAMES
         if cache.is_file():
             meta["known_names"] = json.loads(cache.read_text(encoding="utf-8"))
+        elif init is not None and init.meta.get("data") == splits.info and "known_names" in init.meta:
+            meta["known_names"] = init.meta["known_names"]  # a second stage on the first's corpus: the same names
         else:
             meta["known_names"] = known_names("".join(e.src) for e in examples)  # the pairs it trains on
             names_in.mkdir(parents=True, exist_ok=True)

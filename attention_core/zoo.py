@@ -25,7 +25,7 @@ from attention_core.evaluation import evaluate
 from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.runlock import hold
-from attention_core.training import TrainConfig, build_vocabs, fit
+from attention_core.training import TrainConfig, TrainError, build_vocabs, fit
 from attention_core.transformer import TRANSFORMER
 
 VARIANTS: dict[str, dict] = {
@@ -69,7 +69,7 @@ class TaskRecipe:
 
 
 _TRANSLATION_TRAIN = TrainConfig(
-    epochs=10, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50, subword_vocab=4000,
+    epochs=10, batch_size=512, lr=2e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50, subword_vocab=4000,
     main_repeat=3,
 )
 
@@ -81,11 +81,11 @@ RECIPES: dict[str, TaskRecipe] = {
         extra=["cmn-eng-extra", "tv4dialog"],
         # a second stage, chosen on the two dev sets (results/translation_continued.md): two epochs of cmn-eng ×3 and
         # one extra pair drawn per cmn-eng pair, a fresh optimiser at a quarter of the learning rate
-        continued=replace(_TRANSLATION_TRAIN, epochs=12, full_data_epochs=10, extra_ratio=1.0, lr=2.5e-4, patience=2),
+        continued=replace(_TRANSLATION_TRAIN, epochs=12, full_data_epochs=10, extra_ratio=1.0, lr=5e-4, patience=2),
     ),
     "couplet": TaskRecipe(  # the whole corpus (issue #25): results/couplet_capacity.md chose the size
         model=dict(hidden_size=352, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
-        train=TrainConfig(epochs=4, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40),
+        train=TrainConfig(epochs=4, batch_size=512, lr=2e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40),
         window=2,
         extra=["poetry-couplet"],
         transformer=dict(hidden_size=232, emb_size=232, heads=4, ff_size=928, num_layers=2),
@@ -342,24 +342,47 @@ def _current_report(path: Path, weights: str, loop_guard: bool, coverage: float 
     return report if report.get("weights_sha256", weights) == weights else None
 
 
+STAGES = ("all", "train", "finish")
+"""What ``attention-lab zoo --stage`` does for each model: ``train`` trains (or resumes) it, ``finish`` exports and
+evaluates a model already trained into its run folder (on another machine: a GPU trains, a CPU finishes), ``all``
+both."""
+
+
+def final_run(runs: Path, task: str, variant: str) -> Path:
+    """The run folder that holds a zoo model's final weights: its second stage's when the recipe has one."""
+    return runs / task / (variant if RECIPES[task].continued is None else f"{variant}-continued")
+
+
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
-              device: str | None = None, progress: bool = True, precision: str = "auto") -> None:
-    """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``)."""
+              device: str | None = None, progress: bool = True, precision: str = "auto", stage: str = "all") -> None:
+    """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``).
+
+    ``stage`` ([`STAGES`][attention_core.zoo.STAGES]) does only the training, or only the export and evaluation of
+    a model trained into ``runs`` elsewhere; a ``finish`` for a model whose final run folder holds no trained model
+    raises ``TrainError``.
+    """
     name = f"{task}/{variant}"
     train_cfg = replace(RECIPES[task].train, precision=precision)
-    run_dir, model_dir = runs / task / variant, models / task / variant
+    run_dir, model_dir = final_run(runs, task, variant), models / task / variant
     options = model_options(task, variant)
     command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
     if precision != "auto":
         command += f" --precision {precision}"
-    print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}), flush=True)
-    fit(TASKS[task], splits, run_dir, options, train_cfg, resume=True, device=device, progress=progress,
-        command=command)
-    continued = RECIPES[task].continued
-    if continued is not None:
-        first, run_dir = load_folder(run_dir), runs / task / f"{variant}-continued"
-        fit(TASKS[task], splits, run_dir, options, replace(continued, precision=precision), resume=True,
-            device=device, progress=progress, command=command, init=first)
+    if stage != "finish":
+        print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}),
+              flush=True)
+        fit(TASKS[task], splits, runs / task / variant, options, train_cfg, resume=True, device=device,
+            progress=progress, command=command)
+        continued = RECIPES[task].continued
+        if continued is not None:
+            first = load_folder(runs / task / variant)
+            fit(TASKS[task], splits, run_dir, options, replace(continued, precision=precision), resume=True,
+                device=device, progress=progress, command=command, init=first)
+    if stage == "train":
+        print(json.dumps({"event": "zoo-trained", "model": name}), flush=True)
+        return
+    if not (run_dir / WEIGHTS).is_file():
+        raise TrainError(f"{run_dir} holds no trained model to finish: train it first (--stage train or all)")
     trained = load_folder(run_dir)
     if trained.tgt_vocab.counts is None:  # a run from before vocabularies kept their counts
         add_counts(trained, splits, train_cfg, options)
@@ -394,6 +417,7 @@ def run_zoo(
     device: str | None = None,
     progress: bool = True,
     precision: str = "auto",
+    stage: str = "all",
 ) -> None:
     """Train, export and evaluate every zoo model (see the module docstring).
 
@@ -410,7 +434,10 @@ def run_zoo(
         progress: Show progress bars.
         precision: Training precision (``TrainConfig.precision``). The bundled models were trained
             in ``fp32`` at earlier recipes (``auto`` is bfloat16 on a CPU that supports it).
+        stage: ``all``, ``train`` or ``finish`` ([`STAGES`][attention_core.zoo.STAGES]).
     """
+    if stage not in STAGES:
+        raise ValueError(f"stage {stage!r}: choose one of {', '.join(STAGES)}")
     splits_cache: dict[str, Splits] = {}
     for task, variant in ALL_MODELS:
         name = f"{task}/{variant}"
@@ -424,4 +451,4 @@ def run_zoo(
                       flush=True)
                 continue
             build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
-                      progress, precision)
+                      progress, precision, stage)

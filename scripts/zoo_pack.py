@@ -1,0 +1,88 @@
+"""Pack the zoo models a device machine has trained, for the trip back (float16 model folders, a few a call).
+
+A device machine returns at most a few files a call, so the models come back over several calls. Each call packs
+the models whose training has ended and were not sent yet, in the zoo's order (the app's defaults first), one
+``<task>--<variant>.tar.xz`` each (the float16 model folder of its final run and that run's ``metrics.jsonl``), plus
+``logs-<call>.tar.xz`` with every worker's log and ``sent.json``. ``--final`` also packs the models still training,
+as far as they got (their best weights so far, marked ``partial``).
+
+    python scripts/zoo_pack.py --work /tmp/zoo --out "$OUT" [--final]
+
+Back on the CPU machine, each archive unpacks to ``runs/<task>/<run>/``, where
+``attention-lab zoo --stage finish --only <task>/<variant>`` exports and evaluates it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tarfile
+import time
+from pathlib import Path
+
+from attention_core.hub import WEIGHTS, load_folder, save_pretrained
+from attention_core.zoo import ALL_MODELS, final_run
+
+
+def trained(work: Path, task: str, variant: str) -> bool:
+    """Whether a worker has written ``task/variant``'s last training event (``zoo --stage train``)."""
+    done = f'{{"event": "zoo-trained", "model": "{task}/{variant}"}}'
+    return any(done in log.read_text(encoding="utf-8", errors="replace") for log in (work / "logs").glob("*.log"))
+
+
+def best_run(runs: Path, task: str, variant: str) -> Path | None:
+    """The run folder with the model's best weights so far: the final stage's, else the first's, else none."""
+    for folder in (final_run(runs, task, variant), runs / task / variant):
+        if (folder / WEIGHTS).is_file():
+            return folder
+    return None
+
+
+def main() -> None:
+    """Pack what has ended (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", required=True, type=Path, help="the device's work folder (runs/, logs/)")
+    parser.add_argument("--out", required=True, type=Path, help="where the archives go")
+    parser.add_argument("--final", action="store_true", help="also pack models still training, as far as they got")
+    parser.add_argument("--max-models", type=int, default=7, help="model archives this call")
+    parser.add_argument("--max-bytes", type=int, default=63_000_000, help="bytes of model archives this call")
+    args = parser.parse_args()
+    runs, sent_path = args.work / "runs", args.work / "sent.json"
+    sent = json.loads(sent_path.read_text()) if sent_path.is_file() else {}
+    total, call = 0, len({v["call"] for v in sent.values()}) + 1
+    for task, variant in ALL_MODELS:
+        name = f"{task}/{variant}"
+        if name in sent or len([v for v in sent.values() if v["call"] == call]) >= args.max_models:
+            continue
+        done = trained(args.work, task, variant)
+        run = best_run(runs, task, variant)
+        if run is None or not (done or args.final):
+            continue
+        stage = args.work / "export" / task / run.name
+        shutil.rmtree(stage, ignore_errors=True)
+        save_pretrained(load_folder(run), stage, half=True)
+        if (run / "metrics.jsonl").is_file():
+            shutil.copy(run / "metrics.jsonl", stage / "metrics.jsonl")
+        archive = args.out / f"{task}--{variant}.tar.xz"
+        with tarfile.open(archive, "w:xz", preset=1) as tar:
+            tar.add(stage, arcname=f"{task}/{run.name}")
+        size = archive.stat().st_size
+        if total + size > args.max_bytes:
+            archive.unlink()
+            continue
+        total += size
+        sent[name] = {"call": call, "run": run.name, "partial": not done, "bytes": size, "time": time.time()}
+        print(json.dumps({"event": "packed", "model": name, **sent[name]}), flush=True)
+    sent_path.write_text(json.dumps(sent, indent=1))
+    with tarfile.open(args.out / f"logs-{call}.tar.xz", "w:xz") as tar:
+        tar.add(args.work / "logs", arcname="logs")
+        tar.add(sent_path, arcname="sent.json")
+        for metrics in runs.glob("*/*/metrics.jsonl"):
+            tar.add(metrics, arcname=f"metrics/{metrics.parent.parent.name}/{metrics.parent.name}.jsonl")
+    left = [f"{t}/{v}" for t, v in ALL_MODELS if f"{t}/{v}" not in sent]
+    print(json.dumps({"event": "pack-done", "call": call, "bytes": total, "left": left}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
