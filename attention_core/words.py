@@ -157,7 +157,7 @@ def mentions(word: RareWord, output: str) -> int:
     if entry is None:
         return 0
     forms = {f for w in entry[1] for f in (w, w + "s", w + "es", w[:-1] + "ies", w + "ed", w + "d", w + "ing",
-                                           w[:-1] if w.endswith("s") else w)}
+                                           w[:-1] if w.endswith("s") else w, plural(w))}  # knives, children
     lowered, count, last = output.lower(), 0, None  # ``last``: where the previous mention's last word ended
     for match in re.finditer(r"[a-z]+", lowered):
         if match[0] not in forms:

@@ -65,6 +65,8 @@ def test_a_word_is_mentioned_by_any_sense_of_it_once_per_phrase():
     assert mentions(customs, "Customs? He is in customs.") == 2
     assert mentions(customs, "He works in customs. Customs is busy.") == 2  # a full stop between: two mentions
     assert mentions(peanut, "Peanuts, peanuts!") == 2
+    knife = find_words("把刀子递给我。")
+    assert knife and mentions(knife[0], "Pass me the knives.") == 1  # an irregular plural
 
 
 def test_a_carried_word_inside_another_carried_words_english_is_not_counted_twice():
