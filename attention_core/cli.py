@@ -313,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stage", choices=("all", "train", "finish"), default="all",
                    help="train: train (or resume) only; finish: export and evaluate models trained into --runs "
                         "elsewhere (a GPU trains, a CPU finishes); all: both")
+    p.add_argument("--recipe", choices=("cpu", "gpu"), default="cpu",
+                   help="cpu: the recipes chosen on a CPU (batch 64); gpu: the same at eight times the batch, for a "
+                        "GPU that trains every model at once")
     p.add_argument("--quiet", action="store_true")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
@@ -542,7 +545,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if unknown:
             raise InputError(f"--only: no zoo model {', '.join(unknown)}; the zoo has {', '.join(known)}")
         run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet,
-                args.precision, args.stage)
+                args.precision, args.stage, args.recipe)
         return 0
     if args.command == "export":
         out = Path(args.out)

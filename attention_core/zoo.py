@@ -69,7 +69,7 @@ class TaskRecipe:
 
 
 _TRANSLATION_TRAIN = TrainConfig(
-    epochs=10, batch_size=512, lr=2e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50, subword_vocab=4000,
+    epochs=10, batch_size=64, lr=1e-3, min_freq=2, patience=3, label_smoothing=0.1, max_len=50, subword_vocab=4000,
     main_repeat=3,
 )
 
@@ -81,11 +81,11 @@ RECIPES: dict[str, TaskRecipe] = {
         extra=["cmn-eng-extra", "tv4dialog"],
         # a second stage, chosen on the two dev sets (results/translation_continued.md): two epochs of cmn-eng ×3 and
         # one extra pair drawn per cmn-eng pair, a fresh optimiser at a quarter of the learning rate
-        continued=replace(_TRANSLATION_TRAIN, epochs=12, full_data_epochs=10, extra_ratio=1.0, lr=5e-4, patience=2),
+        continued=replace(_TRANSLATION_TRAIN, epochs=12, full_data_epochs=10, extra_ratio=1.0, lr=2.5e-4, patience=2),
     ),
     "couplet": TaskRecipe(  # the whole corpus (issue #25): results/couplet_capacity.md chose the size
         model=dict(hidden_size=352, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
-        train=TrainConfig(epochs=4, batch_size=512, lr=2e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40),
+        train=TrainConfig(epochs=4, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40),
         window=2,
         extra=["poetry-couplet"],
         transformer=dict(hidden_size=232, emb_size=232, heads=4, ff_size=928, num_layers=2),
@@ -114,6 +114,36 @@ same mix at 5e-4) it scored best on the two dev sets together, and it improves b
 37.04, tv4dialog-dev 14.02 → 14.18; ``results/translation_continued.md``), in 8 minutes where two more epochs of the
 same mix took 35. The bundled translation models were trained on the
 previous recipe; they are replaced when the whole zoo has been trained on this one."""
+
+GPU_BATCH_SCALE = 8
+"""How many times larger a batch the ``gpu`` recipes train on than the CPU ones (see ``RECIPE_SETS``)."""
+GPU_LR_SCALE = 2.0
+"""How many times larger a learning rate the ``gpu`` recipes take, in both stages (between linear and square-root
+scaling with the batch, which would give 8 and 2.8)."""
+
+
+def on_gpu(recipe: TaskRecipe) -> TaskRecipe:
+    """A task's recipe for a GPU: the same model, data and epochs, larger batches and learning rates.
+
+    A GPU trains these small models as fast as it launches their kernels, so its time goes with the number of
+    batches, not their size: ``GPU_BATCH_SCALE`` times larger batches make an epoch about that many times shorter
+    there (on a CPU, pairs per second hardly change from batch 64 up, ``results/benchmarks.md``). Fewer, larger
+    steps take a larger learning rate, ``GPU_LR_SCALE`` times the CPU recipe's.
+    """
+
+    def scaled(cfg: TrainConfig) -> TrainConfig:
+        return replace(cfg, batch_size=cfg.batch_size * GPU_BATCH_SCALE, lr=cfg.lr * GPU_LR_SCALE)
+
+    return replace(recipe, train=scaled(recipe.train),
+                   continued=None if recipe.continued is None else scaled(recipe.continued))
+
+
+RECIPE_SETS: dict[str, dict[str, TaskRecipe]] = {
+    "cpu": RECIPES,
+    "gpu": {task: on_gpu(recipe) for task, recipe in RECIPES.items()},
+}
+"""``attention-lab zoo --recipe``: ``cpu`` (the recipes above, chosen on a 2-core CPU) or ``gpu`` (the same at
+eight times the batch, for a lent GPU that trains every model at once: ``scripts/zoo_device.sh``)."""
 
 DECODINGS: dict[str, list[tuple[str, int, bool | None]]] = {
     "translation": [("greedy", 1, None), ("beam5", 5, None)],
@@ -354,26 +384,30 @@ def final_run(runs: Path, task: str, variant: str) -> Path:
 
 
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
-              device: str | None = None, progress: bool = True, precision: str = "auto", stage: str = "all") -> None:
+              device: str | None = None, progress: bool = True, precision: str = "auto", stage: str = "all",
+              recipe: str = "cpu") -> None:
     """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``).
 
     ``stage`` ([`STAGES`][attention_core.zoo.STAGES]) does only the training, or only the export and evaluation of
     a model trained into ``runs`` elsewhere; a ``finish`` for a model whose final run folder holds no trained model
-    raises ``TrainError``.
+    raises ``TrainError``. ``recipe`` names one of [`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS].
     """
     name = f"{task}/{variant}"
-    train_cfg = replace(RECIPES[task].train, precision=precision)
+    chosen = RECIPE_SETS[recipe][task]
+    train_cfg = replace(chosen.train, precision=precision)
     run_dir, model_dir = final_run(runs, task, variant), models / task / variant
     options = model_options(task, variant)
     command = f"attention-lab zoo --data {shlex.quote(data)} --only {name}"
     if precision != "auto":
         command += f" --precision {precision}"
+    if recipe != "cpu":
+        command += f" --recipe {recipe}"
     if stage != "finish":
         print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}),
               flush=True)
         fit(TASKS[task], splits, runs / task / variant, options, train_cfg, resume=True, device=device,
             progress=progress, command=command)
-        continued = RECIPES[task].continued
+        continued = chosen.continued
         if continued is not None:
             first = load_folder(runs / task / variant)
             fit(TASKS[task], splits, run_dir, options, replace(continued, precision=precision), resume=True,
@@ -418,6 +452,7 @@ def run_zoo(
     progress: bool = True,
     precision: str = "auto",
     stage: str = "all",
+    recipe: str = "cpu",
 ) -> None:
     """Train, export and evaluate every zoo model (see the module docstring).
 
@@ -435,9 +470,12 @@ def run_zoo(
         precision: Training precision (``TrainConfig.precision``). The bundled models were trained
             in ``fp32`` at earlier recipes (``auto`` is bfloat16 on a CPU that supports it).
         stage: ``all``, ``train`` or ``finish`` ([`STAGES`][attention_core.zoo.STAGES]).
+        recipe: ``cpu`` or ``gpu`` ([`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS]).
     """
     if stage not in STAGES:
         raise ValueError(f"stage {stage!r}: choose one of {', '.join(STAGES)}")
+    if recipe not in RECIPE_SETS:
+        raise ValueError(f"recipe {recipe!r}: choose one of {', '.join(RECIPE_SETS)}")
     splits_cache: dict[str, Splits] = {}
     for task, variant in ALL_MODELS:
         name = f"{task}/{variant}"
@@ -451,4 +489,4 @@ def run_zoo(
                       flush=True)
                 continue
             build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
-                      progress, precision, stage)
+                      progress, precision, stage, recipe)

@@ -59,7 +59,7 @@ start)
   fi
   echo "MPS=$MPS at t=$(elapsed)s"
   ZOO=(python3 -m attention_core.cli zoo --data "$W/data" --runs "$W/runs" --models "$W/models" --results "$W/results"
-       --stage train --device "${ZOO_DEVICE:-cuda}" --precision fp32 --quiet)
+       --stage train --recipe gpu --device "${ZOO_DEVICE:-cuda}" --precision fp32 --quiet)
   if [ "$MPS" = 1 ]; then
     for m in $MODELS; do
       setsid nohup "${ZOO[@]}" --only "$m" > "$W/logs/${m//\//--}.log" 2>&1 < /dev/null &

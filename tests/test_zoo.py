@@ -1,13 +1,21 @@
 """The zoo's per-model pipeline: train (two stages when the recipe says so), export, evaluate, skip when done."""
 
 import json
+import subprocess
+import sys
+import tarfile
+from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from corpus import data_dir
 
 from attention_core import zoo
 from attention_core.data import Splits, load_splits
-from attention_core.hub import load_folder
-from attention_core.training import TrainConfig
+from attention_core.hub import WEIGHTS, load_folder
+from attention_core.training import TrainConfig, TrainError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tiny_translation(monkeypatch, continued: TrainConfig | None) -> Splits:
@@ -147,3 +155,69 @@ def test_a_beam_report_decoded_with_another_coverage_penalty_is_stale_a_greedy_o
         assert (zoo._current_report(path, "a", True, expected) is not None) == current, (beam, coverage, expected)
     path.write_text(json.dumps({"decoding": {"beam_size": 5, "loop_guard": True}, "weights_sha256": "a"}))
     assert zoo._current_report(path, "a", True, 0.0) is not None  # from before the penalty: decoded without it
+
+
+def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_path, monkeypatch):
+    """A GPU machine trains (``--stage train``), ``scripts/zoo_pack.py`` packs, a CPU one finishes (``finish``)."""
+    splits = _tiny_translation(monkeypatch, TrainConfig(epochs=2, lr=5e-4, max_train=300, max_dev=20, batch_size=32))
+    work = tmp_path / "gpu"
+    zoo.build_one("translation", "luong-general", splits, work / "runs", work / "models", work / "results",
+                  str(data_dir()), progress=False, stage="train")
+    assert not (work / "models").exists() and not (work / "results").exists()  # trained only
+    final = zoo.final_run(work / "runs", "translation", "luong-general")
+    assert final.name == "luong-general-continued" and (final / "checkpoint.pt").is_file()
+
+    (work / "logs").mkdir()
+    (work / "logs" / "worker.log").write_text('{"event": "zoo-trained", "model": "translation/luong-general"}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    packed = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert packed.returncode == 0, packed.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["logs-1.tar.xz", "translation--luong-general.tar.xz"]
+    here = tmp_path / "cpu"
+    with tarfile.open(out / "translation--luong-general.tar.xz") as tar:
+        tar.extractall(here / "runs", filter="data")
+    assert not (here / "runs" / "translation" / "luong-general-continued" / "checkpoint.pt").exists()
+
+    zoo.build_one("translation", "luong-general", splits, here / "runs", here / "models", here / "results",
+                  str(data_dir()), progress=False, stage="finish")
+    shipped, trained = load_folder(here / "models" / "translation" / "luong-general"), load_folder(final)
+    for name, tensor in trained.model.state_dict().items():  # the trained weights, in float16
+        assert (shipped.model.state_dict()[name] == tensor.half().float()).all(), name
+    assert shipped.meta["history"] == trained.meta["history"] and shipped.meta["known_names"] == \
+        trained.meta["known_names"]
+    assert (here / "results" / "eval" / "translation--luong-general--greedy.json").is_file()
+
+    again = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(out)],
+                           cwd=ROOT, capture_output=True, text=True)
+    done = json.loads(again.stdout.splitlines()[-1])
+    assert done["call"] == 2 and "translation/luong-general" not in done["left"] and "translation/none" in done["left"]
+    with pytest.raises(TrainError, match="holds no trained model"):  # a model nobody trained
+        zoo.build_one("translation", "none", splits, here / "runs", here / "models", here / "results",
+                      str(data_dir()), progress=False, stage="finish")
+
+
+def test_the_gpu_recipes_are_the_cpu_ones_at_larger_batches_and_learning_rates():
+    for task, cpu in zoo.RECIPES.items():
+        gpu = zoo.RECIPE_SETS["gpu"][task]
+        assert gpu.model == cpu.model and gpu.extra == cpu.extra and gpu.transformer == cpu.transformer
+        for a, b in ((cpu.train, gpu.train), (cpu.continued, gpu.continued)):
+            if a is None:
+                assert b is None
+                continue
+            assert b.batch_size == a.batch_size * zoo.GPU_BATCH_SCALE and b.lr == a.lr * zoo.GPU_LR_SCALE
+            assert replace(b, batch_size=a.batch_size, lr=a.lr) == a  # nothing else differs
+    with pytest.raises(ValueError, match="recipe 'tpu'"):
+        zoo.run_zoo("data", recipe="tpu")
+
+
+def test_a_trained_only_model_records_its_recipe_in_its_command(tmp_path, monkeypatch):
+    splits = _tiny_translation(monkeypatch, None)
+    monkeypatch.setitem(zoo.RECIPE_SETS, "gpu", {"translation": zoo.on_gpu(zoo.RECIPES["translation"])})
+    zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+                  str(data_dir()), progress=False, stage="train", recipe="gpu")
+    trained = load_folder(tmp_path / "runs" / "translation" / "none")
+    assert trained.meta["command"].endswith("--only translation/none --recipe gpu")
+    assert trained.meta["train"]["batch_size"] == 32 * zoo.GPU_BATCH_SCALE and (tmp_path / "runs" / "translation" /
+                                                                              "none" / WEIGHTS).is_file()
