@@ -314,8 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train: train (or resume) only; finish: export and evaluate models trained into --runs "
                         "elsewhere (a GPU trains, a CPU finishes); all: both")
     p.add_argument("--recipe", choices=("cpu", "gpu"), default="cpu",
-                   help="cpu: the recipes chosen on a CPU (batch 64); gpu: the same at eight times the batch, for a "
-                        "GPU that trains every model at once")
+                   help="cpu: the recipes chosen on a CPU (batch 64); gpu: the same at eight times the batch and twice "
+                        "the learning rate, for a GPU that trains the whole zoo at once")
     p.add_argument("--quiet", action="store_true")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")

@@ -674,6 +674,13 @@ def _extend(state: dict, train_cfg: TrainConfig) -> None:
         state["finished"] = True
 
 
+def _same_pairs(meta: dict, splits: Splits, train_cfg: TrainConfig) -> bool:
+    """Whether a model with metadata ``meta`` trained on the pairs ``splits`` and ``train_cfg`` train on."""
+    trained = meta.get("train") or {}
+    return meta.get("data") == splits.info and all(trained.get(k) == getattr(train_cfg, k)
+                                                   for k in ("max_train", "max_len"))
+
+
 def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,
               examples: Sequence[Example], init: Translator | None, names_in: Path | None = None) -> dict:
     """The model's metadata: data split, settings, command, history, source lengths, and what it continues.
@@ -697,8 +704,8 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         cache = names_in / KNOWN_NAMES
         if cache.is_file():
             meta["known_names"] = json.loads(cache.read_text(encoding="utf-8"))
-        elif init is not None and init.meta.get("data") == splits.info and "known_names" in init.meta:
-            meta["known_names"] = init.meta["known_names"]  # a second stage on the first's corpus: the same names
+        elif init is not None and "known_names" in init.meta and _same_pairs(init.meta, splits, train_cfg):
+            meta["known_names"] = init.meta["known_names"]  # a second stage on the first's pairs: the same names
         else:
             meta["known_names"] = known_names("".join(e.src) for e in examples)  # the pairs it trains on
             names_in.mkdir(parents=True, exist_ok=True)

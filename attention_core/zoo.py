@@ -143,7 +143,8 @@ RECIPE_SETS: dict[str, dict[str, TaskRecipe]] = {
     "gpu": {task: on_gpu(recipe) for task, recipe in RECIPES.items()},
 }
 """``attention-lab zoo --recipe``: ``cpu`` (the recipes above, chosen on a 2-core CPU) or ``gpu`` (the same at
-eight times the batch, for a lent GPU that trains every model at once: ``scripts/zoo_device.sh``)."""
+eight times the batch and twice the learning rate, for a lent GPU that trains the whole zoo at once:
+``scripts/zoo_device.sh``)."""
 
 DECODINGS: dict[str, list[tuple[str, int, bool | None]]] = {
     "translation": [("greedy", 1, None), ("beam5", 5, None)],
@@ -336,6 +337,8 @@ OVERPRODUCTION = "overproduction.json"
 def give_overproduction(trained: Translator, run_dir: Path, splits: Splits, name: str) -> None:
     """Give a trained couplet model its over-production table (the cliché penalty's), measured once per weights.
 
+    A model finished here after training elsewhere (``--stage finish``) has float16 weights in its run folder, so its
+    table is measured on the weights it ships with.
     The table measured by [`calibrate_overproduction`][attention_core.calibration.calibrate_overproduction]
     (five rounds of decoding 2,000 training 上联s, minutes on a CPU) is kept in ``run_dir`` as
     ``overproduction.json`` with the SHA-256 of the run's weights, and reused while they are unchanged, so
@@ -378,6 +381,11 @@ evaluates a model already trained into its run folder (on another machine: a GPU
 both."""
 
 
+PARTIAL = "PARTIAL.json"
+"""In a run folder brought back from another machine: the model's training had not ended (``scripts/zoo_pack.py
+--final``), so ``--stage finish`` refuses it."""
+
+
 def final_run(runs: Path, task: str, variant: str) -> Path:
     """The run folder that holds a zoo model's final weights: its second stage's when the recipe has one."""
     return runs / task / (variant if RECIPES[task].continued is None else f"{variant}-continued")
@@ -415,9 +423,19 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     if stage == "train":
         print(json.dumps({"event": "zoo-trained", "model": name}), flush=True)
         return
+    for folder in (run_dir, runs / task / variant):  # brought back before its training had ended
+        if (folder / PARTIAL).is_file():
+            raise TrainError(f"{folder} was trained only partly ({(folder / PARTIAL).read_text().strip()}): train "
+                             "it to the end first")
     if not (run_dir / WEIGHTS).is_file():
         raise TrainError(f"{run_dir} holds no trained model to finish: train it first (--stage train or all)")
     trained = load_folder(run_dir)
+    last = chosen.continued or chosen.train
+    settings = trained.meta.get("train") or {}
+    if stage == "finish" and (settings.get("batch_size"), settings.get("lr")) != (last.batch_size, last.lr):
+        raise TrainError(f"{run_dir} was trained at batch {settings.get('batch_size')}, learning rate "
+                         f"{settings.get('lr')}; the {recipe} recipe trains at batch {last.batch_size}, learning rate "
+                         f"{last.lr}: finish it with the --recipe it was trained with")
     if trained.tgt_vocab.counts is None:  # a run from before vocabularies kept their counts
         add_counts(trained, splits, train_cfg, options)
     if task == "couplet" and "overproduction" not in trained.meta:
@@ -437,6 +455,8 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
                 report.update(model_path=str(model_dir), split=set_name, weights_sha256=weights)
                 atomic_write_text(path, json.dumps(report, ensure_ascii=False, indent=2))
             reports[f"{set_name}: {label}{suffix}"] = report
+    # the command that trained it, as its metadata says (finished elsewhere, this one has other paths)
+    command = trained.meta.get("command") or command
     atomic_write_text(model_dir / "README.md", model_card(model_dir, task, variant, reports, command))
     bleus = {k: round(r["bleu"], 2) for k, r in reports.items()}
     print(json.dumps({"event": "zoo-done", "model": name, **bleus}), flush=True)
@@ -469,14 +489,20 @@ def run_zoo(
         progress: Show progress bars.
         precision: Training precision (``TrainConfig.precision``). The bundled models were trained
             in ``fp32`` at earlier recipes (``auto`` is bfloat16 on a CPU that supports it).
-        stage: ``all``, ``train`` or ``finish`` ([`STAGES`][attention_core.zoo.STAGES]).
+        stage: ``all``, ``train`` or ``finish`` ([`STAGES`][attention_core.zoo.STAGES]). ``finish`` goes on past a
+            model it cannot finish (not trained here, trained only partly or at another recipe) and names them all
+            at the end.
         recipe: ``cpu`` or ``gpu`` ([`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS]).
+
+    Raises:
+        TrainError: A model cannot be trained, or (``finish``) some could not be finished.
     """
     if stage not in STAGES:
         raise ValueError(f"stage {stage!r}: choose one of {', '.join(STAGES)}")
     if recipe not in RECIPE_SETS:
         raise ValueError(f"recipe {recipe!r}: choose one of {', '.join(RECIPE_SETS)}")
     splits_cache: dict[str, Splits] = {}
+    unfinished: list[str] = []
     for task, variant in ALL_MODELS:
         name = f"{task}/{variant}"
         if (only and name not in only) or (not only and (task, variant) in NOT_YET):
@@ -488,5 +514,13 @@ def run_zoo(
                 print(json.dumps({"event": "zoo-skip", "model": name, "reason": "claimed by another process"}),
                       flush=True)
                 continue
-            build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
-                      progress, precision, stage, recipe)
+            try:
+                build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
+                          progress, precision, stage, recipe)
+            except TrainError as err:
+                if stage != "finish":
+                    raise
+                unfinished.append(f"{name} ({err})")  # the others are finished all the same
+                print(json.dumps({"event": "zoo-skip", "model": name, "reason": str(err)}), flush=True)
+    if unfinished:
+        raise TrainError(f"not finished: {'; '.join(unfinished)}")

