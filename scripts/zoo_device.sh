@@ -28,9 +28,13 @@ all_trained() {
   for m in $MODELS; do grep -qF "{\"event\": \"zoo-trained\", \"model\": \"$m\"}" "$W"/logs/*.log 2>/dev/null || return 1; done
 }
 
-wait_for() {  # wait until every model has trained, or $1 seconds have passed
+wait_for() {  # wait until every model has trained, every worker has ended, or $1 seconds have passed
   while [ "$(elapsed)" -lt "$1" ]; do
     all_trained && return 0
+    if command -v pgrep >/dev/null && ! pgrep -f "attention_core.cli zoo" >/dev/null; then
+      echo "no worker is running: see the logs"; grep -h -B2 -A8 "Traceback\|^error:" "$W"/logs/*.log | tail -40
+      return 0
+    fi
     sleep 10
   done
   return 0
