@@ -67,8 +67,12 @@ def data_home(data: str | Path | None = None) -> Path:
         return Path(data).expanduser()
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV]).expanduser()
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
-    return cache / "attention-lab" / "data"
+    return cache_home() / "data"
+
+
+def cache_home() -> Path:
+    """The project's folder in the user's cache folder: ``$XDG_CACHE_HOME/attention-lab`` (default ``~/.cache``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "attention-lab"
 
 
 def data_repo(repo: str | None = None) -> str:

@@ -34,7 +34,7 @@ from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
-from attention_core.names import known_names
+from attention_core.namecache import cached_known_names
 from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
 from attention_core.pipeline import Translator
 from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
@@ -687,8 +687,9 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
 
     ``names_in``: a run folder; Chinese → English runs also save the English words' usual case
     ([`truecase.learn`][attention_core.truecase.learn]) and the names the training sources hold often enough for the
-    model to learn them ([`known_names`][attention_core.names.known_names]), found once (minutes on a large corpus)
-    and kept in ``known_names.json`` there for a resumed run.
+    model to learn them ([`known_names`][attention_core.names.known_names]), found once per corpus (minutes on a
+    large one; [`cached_known_names`][attention_core.namecache.cached_known_names] keeps them for the next run on the
+    same pairs) and kept in ``known_names.json`` there for a resumed run.
     """
     meta = {
         "data": splits.info,
@@ -707,7 +708,7 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         elif init is not None and "known_names" in init.meta and _same_pairs(init.meta, splits, train_cfg):
             meta["known_names"] = init.meta["known_names"]  # a second stage on the first's pairs: the same names
         else:
-            meta["known_names"] = known_names("".join(e.src) for e in examples)  # the pairs it trains on
+            meta["known_names"] = cached_known_names(["".join(e.src) for e in examples])  # the pairs it trains on
             names_in.mkdir(parents=True, exist_ok=True)
             atomic_write_text(cache, json.dumps(meta["known_names"], ensure_ascii=False))
     if init is not None:

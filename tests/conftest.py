@@ -1,12 +1,26 @@
-"""Shared test settings: offline Hub, no Gradio analytics, deterministic torch on one thread.
+"""Shared test settings: offline Hub, no Gradio analytics, deterministic torch on one thread, a cache of their own.
+
+The names a corpus knows ([`attention_core.namecache`][attention_core.namecache]) are cached in a fresh temporary
+folder (``XDG_CACHE_HOME``), so a test neither reads what the user's runs left in ``~/.cache`` nor leaves anything
+there; the corpora are still looked for where ``attention-lab data pull`` put them (``ATTENTION_LAB_DATA`` is set to
+that folder first).
 
 One torch thread per test process (and per process a test starts: the app, the CLI): two threads on a busy
 2-core machine spin against each other and stall a test for minutes, and parallel test workers use the cores.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from attention_core.corpora import DATA_ENV, data_home  # noqa: E402  (after HF_HUB_OFFLINE: it imports the Hub)
+
+os.environ[DATA_ENV] = str(data_home())
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="attention-lab-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 

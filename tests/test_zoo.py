@@ -56,6 +56,7 @@ def test_a_two_stage_recipe_continues_the_first_stage_and_ships_the_result(tmp_p
 
 def test_a_one_stage_recipe_ships_the_first_stage(tmp_path, monkeypatch):
     splits = _tiny_translation(monkeypatch, None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
                   str(data_dir()), progress=False)
     assert len(load_folder(tmp_path / "models" / "translation" / "none").meta["history"]) == 1
@@ -234,7 +235,7 @@ def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_th
     def found_again(sources):
         raise AssertionError("the second stage looked for the names again")
 
-    monkeypatch.setattr(training, "known_names", found_again)
+    monkeypatch.setattr(training, "cached_known_names", found_again)
     shutil.rmtree(tmp_path / "runs" / "translation" / "none-continued")
     zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
                   str(data_dir()), progress=False, stage="train")
@@ -244,6 +245,27 @@ def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_th
     with pytest.raises(AssertionError, match="looked for the names again"):
         training.fit(TASKS["translation"], splits, tmp_path / "other", zoo.model_options("translation", "none"), other,
                      device="cpu", progress=False, init=first)
+
+
+def test_another_variant_on_the_same_pairs_reads_the_names_from_the_cache(tmp_path, monkeypatch):
+    from attention_core import namecache
+
+    splits = _tiny_translation(monkeypatch, None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+                  str(data_dir()), progress=False, stage="train")
+    first = load_folder(tmp_path / "runs" / "translation" / "none")
+    kept = list((namecache.cache_home() / namecache.FOLDER).glob("*.json"))
+    assert [json.loads(p.read_text(encoding="utf-8")) for p in kept] == [first.meta["known_names"]]
+
+    def found_again(sources, min_count):
+        raise AssertionError("a variant on the same pairs looked for the names again")
+
+    monkeypatch.setattr(namecache, "known_names", found_again)
+    zoo.build_one("translation", "luong-dot", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
+                  str(data_dir()), progress=False, stage="train")
+    assert load_folder(tmp_path / "runs" / "translation" / "luong-dot").meta["known_names"] == \
+        first.meta["known_names"]
 
 
 def test_the_gpu_recipes_are_the_cpu_ones_at_larger_batches_and_learning_rates():
