@@ -1,14 +1,14 @@
 """The names a training corpus knows, found once per corpus and kept on disk.
 
-[`known_names`][attention_core.names.known_names] tags every training source with jieba's part-of-speech tagger:
-minutes for the 264k translation pairs (321 s on this project's 2-core machine, beside two training runs). Every variant of the zoo trains on
-the same pairs, so each would find the same names again — nine times on a CPU, and nine processes at once on a lent
-GPU machine, where those minutes are most of the time a call has. The list is kept in the user's cache folder
+[`known_names`][attention_core.names.known_names] tags every training source with jieba's part-of-speech tagger: minutes
+for the 264k translation pairs (321 s on this project's 2-core machine, beside two training runs). Every variant of the
+zoo trains on the same pairs, so each would find the same names again — nine times on a CPU, and nine processes at once
+on a lent GPU machine, where those minutes are most of the time a call has. The list is kept in the user's cache folder
 (``$XDG_CACHE_HOME/attention-lab/known-names/``, default ``~/.cache``), one JSON file per key: the sha256 of the
-sources, ``min_count`` and the finder's version ([`finder_version`][attention_core.namecache.finder_version]: the
-code of ``names.py`` and ``text.py`` and the versions of jieba and the dictionary), so other pairs, another count
-or a changed finder find their names afresh. A damaged or unreadable file is found afresh and replaced; a cache
-folder that cannot be written only costs the time.
+sources, ``min_count`` and the finder's version ([`finder_version`][attention_core.namecache.finder_version]: the code
+of ``names.py`` and ``text.py`` and the versions of jieba and the dictionary), so other pairs, another count or a
+changed finder find their names afresh. A damaged or unreadable file is found afresh and replaced; a cache folder that
+cannot be written only costs the time.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ FOLDER = "known-names"
 
 
 def finder_version() -> str:
-    """What the names found depend on besides the sources: the finder's code and its tagger's and dictionary's versions."""
+    """What the names found depend on besides the sources: the finder's code, its tagger's and dictionary's versions."""
     digest = hashlib.sha256()
     for module in (names, text):
         digest.update(Path(module.__file__).read_bytes())

@@ -13,12 +13,22 @@ cd "$(dirname "$0")/.."
 RUNS=runs/zoo
 mkdir -p "$RUNS/returned"
 for folder in "$@"; do
-  for archive in "$folder"/*--*.tar.xz; do
+  gathered=$(mktemp -d)
+  for bundle in "$folder"/models-*.tar; do  # a call's models gathered into a few files (scripts/zoo_pack.py)
+    [ -e "$bundle" ] || continue
+    tar xf "$bundle" -C "$gathered"
+    cp "$bundle" "$RUNS/returned/"
+  done
+  for archive in "$folder"/*--*.tar.xz "$gathered"/*--*.tar.xz; do
     [ -e "$archive" ] || continue
+    for run in $(tar tJf "$archive" | cut -d/ -f1-2 | sort -u); do  # a run brought back again replaces the old
+      rm -rf "${RUNS:?}/$run"                                          # (a PARTIAL.json left there would stay)
+    done
     tar xJf "$archive" -C "$RUNS"
     cp "$archive" "$RUNS/returned/"
     echo "unpacked $(basename "$archive")"
   done
+  rm -rf "$gathered"
   for logs in "$folder"/logs-*.tar.xz; do
     [ -e "$logs" ] || continue
     mkdir -p "$RUNS/device/$(basename "$logs" .tar.xz)"

@@ -1,16 +1,18 @@
-"""Pack the zoo models a device machine has trained, for the trip back (float16 model folders, a few a call).
+"""Pack the zoo models a device machine has trained, for the trip back (float16 model folders, many a call).
 
-A device machine returns at most 8 files a call (16 MiB each, 64 MiB in all), so the models come back over several
-calls. Each call packs the models whose training has ended and were not packed yet, in the zoo's order (the app's
-defaults first), one ``<task>--<variant>.tar.xz`` each (the float16 model folder of its final run and that run's
-``metrics.jsonl``), plus ``logs-<call>.tar.xz`` with every worker's log and ``sent.json``. ``--final`` also packs
-the models still training, as far as they got: their best weights so far, with a ``PARTIAL.json`` that
-``attention-lab zoo --stage finish`` refuses. Every call's archives stay in ``<work>/outbox/<call>/``:
-``--resend N`` copies call N's again, for a call whose files did not come back.
+A device machine returns at most 8 files a call (16 MiB each, 64 MiB in all). Each call packs the models whose
+training has ended and were not packed yet, in the zoo's order (the app's defaults first), one
+``<task>--<variant>.tar.xz`` each (the float16 model folder of its final run and that run's ``metrics.jsonl``), and
+gathers those archives into at most seven ``models-<call>-<k>.tar`` files of 16 MiB or less (a translation model is
+about 6 MB, a couplet model about 8.5 MB: two or one a file, so a call brings back up to 14 models), plus
+``logs-<call>.tar.xz`` with every worker's log and ``sent.json``. ``--final`` also packs the models still training,
+as far as they got: their best weights so far, with a ``PARTIAL.json`` that ``attention-lab zoo --stage finish``
+refuses. Every call's files stay in ``<work>/outbox/<call>/``: ``--resend N`` copies call N's again, for a call
+whose files did not come back.
 
     python scripts/zoo_pack.py --work /tmp/zoo --out "$OUT" [--final | --resend N]
 
-Back on the CPU machine, each archive unpacks to ``runs/<task>/<run>/``, where
+Back on the CPU machine, ``scripts/zoo_finish.sh`` unpacks each archive to ``runs/<task>/<run>/``, where
 ``attention-lab zoo --stage finish --recipe gpu --only <task>/<variant>`` exports and evaluates it.
 """
 
@@ -48,29 +50,43 @@ def best_run(runs: Path, task: str, variant: str) -> Path | None:
     return None
 
 
+def place(size: int, files: list[int], max_files: int, max_file: int = MAX_FILE) -> int | None:
+    """The file an archive of ``size`` bytes joins (an index into ``files``, their bytes so far).
+
+    The first file with room, else a new one (``len(files)``) while there are fewer than ``max_files``; ``None`` if it
+    fits nowhere this call.
+    """
+    for i, used in enumerate(files):
+        if used + size <= max_file:
+            return i
+    return len(files) if len(files) < max_files and size <= max_file else None
+
+
 def main() -> None:
     """Pack what has ended (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", required=True, type=Path, help="the device's work folder (runs/, logs/)")
-    parser.add_argument("--out", required=True, type=Path, help="where the archives go")
+    parser.add_argument("--out", required=True, type=Path, help="where the files go")
     parser.add_argument("--final", action="store_true", help="also pack models still training, as far as they got")
-    parser.add_argument("--resend", type=int, default=None, metavar="N", help="copy call N's archives again")
-    parser.add_argument("--max-models", type=int, default=7, help="model archives this call (one file is the logs')")
-    parser.add_argument("--max-bytes", type=int, default=MAX_CALL - LOGS_ROOM, help="bytes of model archives")
+    parser.add_argument("--resend", type=int, default=None, metavar="N", help="copy call N's files again")
+    parser.add_argument("--max-files", type=int, default=7, help="files of models this call (one more is the logs')")
+    parser.add_argument("--max-bytes", type=int, default=MAX_CALL - LOGS_ROOM, help="bytes of models this call")
     args = parser.parse_args()
     runs, sent_path = args.work / "runs", args.work / "sent.json"
     sent = json.loads(sent_path.read_text()) if sent_path.is_file() else {}
     if args.resend is not None:
-        for archive in sorted((args.work / "outbox" / str(args.resend)).glob("*.tar.xz")):
-            shutil.copy(archive, args.out / archive.name)
-            print(json.dumps({"event": "resent", "file": archive.name}), flush=True)
+        for kept in sorted((args.work / "outbox" / str(args.resend)).glob("*.tar*")):
+            shutil.copy(kept, args.out / kept.name)
+            print(json.dumps({"event": "resent", "file": kept.name}), flush=True)
         return
-    total, call = 0, max([v["call"] for v in sent.values()], default=0) + 1
+    call = max([v["call"] for v in sent.values()], default=0) + 1
     outbox = args.work / "outbox" / str(call)
-    outbox.mkdir(parents=True, exist_ok=True)
+    (outbox / "models").mkdir(parents=True, exist_ok=True)
+    files: list[int] = []  # bytes in each models-<call>-<k>.tar
+    members: list[list[Path]] = []
     for task, variant in ALL_MODELS:
         name = f"{task}/{variant}"
-        if name in sent or len([v for v in sent.values() if v["call"] == call]) >= args.max_models:
+        if name in sent:
             continue
         done = trained(args.work, task, variant)
         run = best_run(runs, task, variant)
@@ -85,18 +101,28 @@ def main() -> None:
             why = "its training had not ended when it was packed" if run.name == final_run(runs, task, variant).name \
                 else "only its first stage's weights: the second had not ended when it was packed"
             (stage / PARTIAL).write_text(json.dumps({"reason": why}) + "\n")
-        archive = outbox / f"{task}--{variant}.tar.xz"
+        archive = outbox / "models" / f"{task}--{variant}.tar.xz"
         with tarfile.open(archive, "w:xz", preset=1) as tar:
             tar.add(stage, arcname=f"{task}/{run.name}")
         size = archive.stat().st_size
-        if size > MAX_FILE or total + size > args.max_bytes:
+        where = place(size, files, args.max_files)
+        if where is None or sum(files) + size > args.max_bytes:
             archive.unlink()
             print(json.dumps({"event": "pack-later", "model": name, "bytes": size}), flush=True)
             continue
-        shutil.copy(archive, args.out / archive.name)
-        total += size
-        sent[name] = {"call": call, "run": run.name, "partial": not done, "bytes": size, "time": time.time()}
+        if where == len(files):
+            files.append(0)
+            members.append([])
+        files[where] += size
+        members[where].append(archive)
+        sent[name] = {"call": call, "file": f"models-{call}-{where + 1}.tar", "run": run.name, "partial": not done,
+                      "bytes": size, "time": time.time()}
         print(json.dumps({"event": "packed", "model": name, **sent[name]}), flush=True)
+    for k, archives in enumerate(members, 1):
+        with tarfile.open(outbox / f"models-{call}-{k}.tar", "w") as tar:  # xz already: gathered, not compressed
+            for archive in archives:
+                tar.add(archive, arcname=archive.name)
+        shutil.copy(outbox / f"models-{call}-{k}.tar", args.out / f"models-{call}-{k}.tar")
     sent_path.write_text(json.dumps(sent, indent=1))
     with tarfile.open(outbox / f"logs-{call}.tar.xz", "w:xz") as tar:
         tar.add(args.work / "logs", arcname="logs")
@@ -105,7 +131,8 @@ def main() -> None:
             tar.add(metrics, arcname=f"metrics/{metrics.parent.parent.name}/{metrics.parent.name}.jsonl")
     shutil.copy(outbox / f"logs-{call}.tar.xz", args.out / f"logs-{call}.tar.xz")
     left = [f"{t}/{v}" for t, v in ALL_MODELS if f"{t}/{v}" not in sent]
-    print(json.dumps({"event": "pack-done", "call": call, "bytes": total, "left": left}), flush=True)
+    print(json.dumps({"event": "pack-done", "call": call, "bytes": sum(files), "files": len(files), "left": left}),
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The on-disk cache of the names a corpus knows: found once per corpus, found afresh when anything it depends on changes."""
+"""The on-disk cache of the names a corpus knows: found once per corpus, afresh when anything they depend on changes."""
 
 import json
 

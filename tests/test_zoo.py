@@ -1,5 +1,6 @@
 """The zoo's per-model pipeline: train (two stages when the recipe says so), export, evaluate, skip when done."""
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -178,10 +179,9 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     packed = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True)
     assert packed.returncode == 0, packed.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["logs-1.tar.xz", "translation--luong-general.tar.xz"]
+    assert sorted(p.name for p in out.iterdir()) == ["logs-1.tar.xz", "models-1-1.tar"]
     here = tmp_path / "cpu"
-    with tarfile.open(out / "translation--luong-general.tar.xz") as tar:
-        tar.extractall(here / "runs")
+    assert _unpack(out / "models-1-1.tar", here / "runs") == ["translation--luong-general.tar.xz"]
     assert not (here / "runs" / "translation" / "luong-general-continued" / "checkpoint.pt").exists()
 
     zoo.build_one("translation", "luong-general", splits, here / "runs", here / "models", here / "results",
@@ -208,11 +208,10 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
         assert final.returncode == 0, final.stderr
         calls.append(json.loads(final.stdout.splitlines()[-1]))
     assert calls[0]["call"] == 2 and not {"translation/luong-general", "translation/none"} & set(calls[0]["left"])
-    assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["logs-2.tar.xz", "translation--none.tar.xz"]
+    assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["logs-2.tar.xz", "models-2-1.tar"]
     assert sorted(p.name for p in (tmp_path / "out3").iterdir()) == ["logs-3.tar.xz"]  # nothing twice
     assert calls[1]["bytes"] == 0 and calls[1]["left"] == calls[0]["left"]
-    with tarfile.open(tmp_path / "out2" / "translation--none.tar.xz") as tar:
-        tar.extractall(here / "runs")
+    assert _unpack(tmp_path / "out2" / "models-2-1.tar", here / "runs") == ["translation--none.tar.xz"]
     assert (here / "runs" / "translation" / "none" / zoo.PARTIAL).is_file()
     with pytest.raises(TrainError, match="only partly"):  # first-stage weights of a two-stage recipe, unfinished
         zoo.build_one("translation", "none", splits, here / "runs", here / "models", here / "results",
@@ -221,7 +220,33 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     resent.mkdir()
     subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(resent), "--resend", "1"],
                    cwd=ROOT, check=True, capture_output=True)
-    assert sorted(p.name for p in resent.iterdir()) == ["logs-1.tar.xz", "translation--luong-general.tar.xz"]
+    assert sorted(p.name for p in resent.iterdir()) == ["logs-1.tar.xz", "models-1-1.tar"]
+
+
+def _unpack(bundle: Path, runs: Path) -> list[str]:
+    """Unpack a call's file of models into ``runs`` as ``scripts/zoo_finish.sh`` does; the models' archive names."""
+    with tarfile.open(bundle) as outer:
+        names = sorted(outer.getnames())
+        for name in names:
+            with tarfile.open(fileobj=outer.extractfile(name), mode="r:xz") as tar:
+                tar.extractall(runs)
+    return names
+
+
+def test_a_calls_models_are_gathered_into_few_files():
+    """At most 8 files come back a call: the models' archives share files of 16 MiB (two translation models each)."""
+    spec = importlib.util.spec_from_file_location("zoo_pack", ROOT / "scripts" / "zoo_pack.py")
+    pack = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pack)
+    mib = 2**20
+    files: list[int] = []
+    for size in (6 * mib, 6 * mib, 9 * mib, 6 * mib, 3 * mib):
+        where = pack.place(size, files, max_files=7)
+        files.append(0) if where == len(files) else None
+        files[where] += size
+    assert files == [15 * mib, 15 * mib]  # 6 + 6 + 3 and 9 + 6: the first file with room
+    assert pack.place(17 * mib, [], max_files=7) is None  # over a file's limit: never
+    assert pack.place(2 * mib, [15 * mib], max_files=1) is None and pack.place(mib, [15 * mib], max_files=1) == 0
 
 
 def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_them_again(tmp_path, monkeypatch):
