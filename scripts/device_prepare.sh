@@ -8,6 +8,7 @@
 #                   cmn-eng-extra, tv4dialog), about 32 MB
 # .gpu/site.tar.xz  site312/: the packages the machine's Python 3.12 lacks (or has at another version: tokenizers),
 #                   installed for CPython 3.12 on x86-64 Linux from PyPI, about 11 MB
+# .gpu/cache/       the names the translation pairs know (attention_core.namecache), a few kB
 # Then, on a branch `device-run` without models/, results/ and docs/ (git checkout main afterwards restores them):
 #   bash scripts/zoo_device.sh start 420   (carry .gpu), then at once `collect 100` and `final` until none is left.
 set -euo pipefail
@@ -31,4 +32,19 @@ python3 -m pip install -q --no-deps --no-compile --target "$SITE" --python-versi
 rm -rf "$SITE/jieba/lac_small" "$SITE/jieba/analyse/idf.txt" "$SITE/src" "$SITE/build"
 tar cf - -C "$(dirname "$SITE")" site312 | xz -6 -T0 > .gpu/site.tar.xz
 rm -rf "$WHEELS" "$(dirname "$SITE")"
+# the names the translation pairs know, found here once (minutes) for every translation worker there
+XDG_CACHE_HOME=$PWD/.gpu/cache python3 - "$DATA" <<'PY'
+import sys, tempfile
+from pathlib import Path
+from attention_core import training
+from attention_core.data import TASKS, load_splits
+from attention_core.namecache import cached_known_names
+from attention_core.zoo import RECIPE_SETS, model_options
+recipe = RECIPE_SETS["gpu"]["translation"]
+splits = load_splits("translation", sys.argv[1], extra=recipe.extra)
+with tempfile.TemporaryDirectory() as out:  # the pairs exactly as a run encodes them (training._prepare_data)
+    data = training._prepare_data(TASKS["translation"], splits, recipe.train, None,
+                                  model_options("translation", "luong-general"), Path(out), False)
+print(len(cached_known_names(["".join(e.src) for e in data.examples])), "known names cached")
+PY
 ls -l .gpu

@@ -6,11 +6,17 @@
 #   bash scripts/zoo_device.sh final            pack the rest, as far as it got (again until nothing is left)
 #   bash scripts/zoo_device.sh resend N         call N's files again (a call whose files did not come back)
 #
-# A call brings back at most 7 models (64 MiB): the 18 take three calls or more, each begun within 30 s of the last
-# (the machine goes back then). Each call's last line says which models are left.
+# A call brings back 64 MiB in 8 files (scripts/zoo_pack.py: up to 14 models): the 18 take two calls or more, each
+# begun within 30 s of the last (the machine goes back then). Each call's last line says which models are left.
+# Measured on an H200 (session 37, all 18 at once under MPS): a worker's first 6 minutes went to the data (the names
+# of the translation pairs, nine times: now carried in .gpu/cache); a couplet epoch took 58-117 s, a translation
+# epoch 36-58 s; the couplets had ended after about 8 minutes, the translation models were at epoch 6-9 of 12.
+#
+# ZOO_ONLY="task/variant …" trains only those models (default: the whole zoo).
 #
 # Needs, in .gpu/ (ignored; carried to the machine): data.tar.xz (the corpora: couplet/{train,test}, poetry-couplet,
-# cmn-eng, cmn-eng-extra, tv4dialog) and site.tar.xz (site312/: the Python 3.12 packages the machine lacks).
+# cmn-eng, cmn-eng-extra, tv4dialog), site.tar.xz (site312/: the Python 3.12 packages the machine lacks) and cache/
+# (the names the translation pairs know, attention_core.namecache: found here once, not in nine workers there).
 # Each worker is `attention-lab zoo --stage train` (python -m attention_core.cli) in its own session, so it outlives
 # the call; with CUDA MPS every model trains in a worker of its own, at once; without it, five workers share the
 # GPU and take the models in the zoo's order. Back here: unpack each archive into runs/ and
@@ -19,7 +25,7 @@ set -u
 W=${ZOO_WORK:-/tmp/zoo}
 OUT=${OUT:-/tmp/zoo-out}
 export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1 \
-  TOKENIZERS_PARALLELISM=false GRADIO_ANALYTICS_ENABLED=False
+  TOKENIZERS_PARALLELISM=false GRADIO_ANALYTICS_ENABLED=False XDG_CACHE_HOME=$W/cache
 models() { python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))"; }
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 )); }
@@ -50,8 +56,9 @@ status() {
 if [ "${1:-}" = start ]; then
   mkdir -p "$W/logs" "$W/data" "$OUT"
   tar xJf .gpu/site.tar.xz -C /tmp && tar xJf .gpu/data.tar.xz -C "$W/data" || { echo "unpack failed"; exit 1; }
+  mkdir -p "$W/cache" && { [ ! -d .gpu/cache ] || cp -r .gpu/cache/. "$W/cache/"; }
 fi
-MODELS=$(models) && [ -n "$MODELS" ] || { echo "the zoo's models cannot be listed: see the error above"; exit 1; }
+MODELS=${ZOO_ONLY:-$(models)} && [ -n "$MODELS" ] || { echo "the zoo's models cannot be listed: see the error above"; exit 1; }
 echo "models: $MODELS"
 
 case "${1:-}" in
