@@ -92,15 +92,15 @@ start)
   fi
   sleep 60; status
   wait_for "${2:-480}"; status
-  python3 scripts/zoo_pack.py --work "$W" --out "$OUT"
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --only $MODELS
   ;;
 collect)
   wait_for "${2:-120}"; status
-  python3 scripts/zoo_pack.py --work "$W" --out "$OUT"
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --only $MODELS
   ;;
 final)
   status
-  python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --final
+  python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --final --only $MODELS
   ;;
 resend)
   python3 scripts/zoo_pack.py --work "$W" --out "$OUT" --resend "${2:?which call}"

@@ -71,7 +71,10 @@ def main() -> None:
     parser.add_argument("--resend", type=int, default=None, metavar="N", help="copy call N's files again")
     parser.add_argument("--max-files", type=int, default=7, help="files of models this call (one more is the logs')")
     parser.add_argument("--max-bytes", type=int, default=MAX_CALL - LOGS_ROOM, help="bytes of models this call")
+    parser.add_argument("--only", nargs="+", default=None, metavar="TASK/VARIANT", help="the models trained there "
+                        "(default: the whole zoo)")
     args = parser.parse_args()
+    models = [(t, v) for t, v in ALL_MODELS if args.only is None or f"{t}/{v}" in args.only]
     runs, sent_path = args.work / "runs", args.work / "sent.json"
     sent = json.loads(sent_path.read_text()) if sent_path.is_file() else {}
     if args.resend is not None:
@@ -84,7 +87,7 @@ def main() -> None:
     (outbox / "models").mkdir(parents=True, exist_ok=True)
     files: list[int] = []  # bytes in each models-<call>-<k>.tar
     members: list[list[Path]] = []
-    for task, variant in ALL_MODELS:
+    for task, variant in models:
         name = f"{task}/{variant}"
         if name in sent:
             continue
@@ -130,7 +133,7 @@ def main() -> None:
         for metrics in runs.glob("*/*/metrics.jsonl"):
             tar.add(metrics, arcname=f"metrics/{metrics.parent.parent.name}/{metrics.parent.name}.jsonl")
     shutil.copy(outbox / f"logs-{call}.tar.xz", args.out / f"logs-{call}.tar.xz")
-    left = [f"{t}/{v}" for t, v in ALL_MODELS if f"{t}/{v}" not in sent]
+    left = [f"{t}/{v}" for t, v in models if f"{t}/{v}" not in sent]
     print(json.dumps({"event": "pack-done", "call": call, "bytes": sum(files), "files": len(files), "left": left}),
           flush=True)
 

@@ -221,6 +221,10 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(resent), "--resend", "1"],
                    cwd=ROOT, check=True, capture_output=True)
     assert sorted(p.name for p in resent.iterdir()) == ["logs-1.tar.xz", "models-1-1.tar"]
+    only = subprocess.run([sys.executable, "scripts/zoo_pack.py", "--work", str(work), "--out", str(resent), "--final",
+                           "--only", "translation/luong-general", "translation/none"],
+                          cwd=ROOT, capture_output=True, text=True)  # a call that trained two models: none is left
+    assert only.returncode == 0 and json.loads(only.stdout.splitlines()[-1])["left"] == [], only.stderr
 
 
 def _unpack(bundle: Path, runs: Path) -> list[str]:
