@@ -22,7 +22,9 @@ for folder in "$@"; do
   for archive in "$folder"/*--*.tar.xz "$gathered"/*--*.tar.xz; do
     [ -e "$archive" ] || continue
     for run in $(tar tJf "$archive" | cut -d/ -f1-2 | sort -u); do  # a run brought back again replaces the old
-      rm -rf "${RUNS:?}/$run"                                          # (a PARTIAL.json left there would stay)
+      rm -rf "${RUNS:?}/$run"                                          # (a PARTIAL.json left there would stay),
+      first="$RUNS/${run%-continued}"                                  # and an earlier call's first-stage weights
+      if [ -f "$first/PARTIAL.json" ]; then rm -rf "$first"; fi        # of that model (finish would refuse them)
     done
     tar xJf "$archive" -C "$RUNS"
     cp "$archive" "$RUNS/returned/"
