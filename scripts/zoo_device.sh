@@ -6,13 +6,15 @@
 #   bash scripts/zoo_device.sh final            pack the rest, as far as it got (again until nothing is left)
 #   bash scripts/zoo_device.sh resend N         call N's files again (a call whose files did not come back)
 #
-# A call brings back 64 MiB in 8 files (scripts/zoo_pack.py: up to 14 models): the 18 take two calls or more, each
-# begun within 30 s of the last (the machine goes back then). Each call's last line says which models are left.
+# A call brings back 64 MiB in 8 files (scripts/zoo_pack.py: about ten translation or seven couplet models): the 18
+# take two calls or more, each begun within 30 s of the last (the machine goes back then). Each call's last line says
+# which models are left.
 # Measured on an H200 (session 37, all 18 at once under MPS): a worker's first 6 minutes went to the data (the names
 # of the translation pairs, nine times: now carried in .gpu/cache); a couplet epoch took 58-117 s, a translation
 # epoch 36-58 s; the couplets had ended after about 8 minutes, the translation models were at epoch 6-9 of 12.
 #
-# ZOO_ONLY="task/variant …" trains only those models (default: the whole zoo).
+# ZOO_ONLY="task/variant …" at start trains only those models (default: the whole zoo); the calls after it take the
+# start's list.
 #
 # Needs, in .gpu/ (ignored; carried to the machine): data.tar.xz (the corpora: couplet/{train,test}, poetry-couplet,
 # cmn-eng, cmn-eng-extra, tv4dialog), site.tar.xz (site312/: the Python 3.12 packages the machine lacks) and cache/
@@ -26,7 +28,17 @@ W=${ZOO_WORK:-/tmp/zoo}
 OUT=${OUT:-/tmp/zoo-out}
 export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1 \
   TOKENIZERS_PARALLELISM=false GRADIO_ANALYTICS_ENABLED=False XDG_CACHE_HOME=$W/cache
-models() { python3 -c "from attention_core.zoo import ALL_MODELS; print(' '.join(f'{t}/{v}' for t, v in ALL_MODELS))"; }
+models() {  # the zoo's models, or those of $ZOO_ONLY when each is one of them
+  python3 - ${ZOO_ONLY:-} <<'PY'
+import sys
+from attention_core.zoo import ALL_MODELS
+names = [f"{t}/{v}" for t, v in ALL_MODELS]
+unknown = [m for m in sys.argv[1:] if m not in names]
+if unknown:
+    sys.exit(f"ZOO_ONLY names no zoo model: {' '.join(unknown)} (the zoo's: {' '.join(names)})")
+print(" ".join(sys.argv[1:] or names))
+PY
+}
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 )); }
 
@@ -49,7 +61,7 @@ wait_for() {  # wait until every model has trained, every worker has ended, or $
 status() {
   echo "--- t=$(elapsed)s"
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader 2>/dev/null
-  for f in "$W"/logs/*.log; do echo "$(basename "$f"): $(grep -c '"dev_bleu"' "$f") epochs; $(tail -c 400 "$f" | tr '\n' ' ' | tail -c 160)"; done
+  for f in "$W"/logs/*.log; do [ -e "$f" ] || continue; echo "$(basename "$f"): $(grep -c '"dev_bleu"' "$f") epochs; $(tail -c 400 "$f" | tr '\n' ' ' | tail -c 160)"; done
 }
 
 [ "${1:-}" = start ] || [ -d /tmp/site312 ] || [ -n "${ZOO_SITE:-}" ] || { echo "nothing started here yet: run start first"; exit 1; }
@@ -58,7 +70,15 @@ if [ "${1:-}" = start ]; then
   tar xJf .gpu/site.tar.xz -C /tmp && tar xJf .gpu/data.tar.xz -C "$W/data" || { echo "unpack failed"; exit 1; }
   mkdir -p "$W/cache" && { [ ! -d .gpu/cache ] || cp -r .gpu/cache/. "$W/cache/"; }
 fi
-MODELS=${ZOO_ONLY:-$(models)} && [ -n "$MODELS" ] || { echo "the zoo's models cannot be listed: see the error above"; exit 1; }
+if [ "${1:-}" = start ]; then  # the models this start trains, kept for the calls after it
+  MODELS=$(models) && [ -n "$MODELS" ] || { echo "the zoo's models cannot be listed: see the error above"; exit 1; }
+  echo "$MODELS" > "$W/models"
+else
+  MODELS=$(cat "$W/models" 2>/dev/null) || { echo "nothing started here yet: run start first"; exit 1; }
+  if [ -n "${ZOO_ONLY:-}" ] && [ "$(echo ${ZOO_ONLY})" != "$MODELS" ]; then
+    echo "ZOO_ONLY is not the start's list ($MODELS): leave it out after start"; exit 1
+  fi
+fi
 echo "models: $MODELS"
 
 case "${1:-}" in

@@ -4,7 +4,8 @@ A device machine returns at most 8 files a call (16 MiB each, 64 MiB in all). Ea
 training has ended and were not packed yet, in the zoo's order (the app's defaults first), one
 ``<task>--<variant>.tar.xz`` each (the float16 model folder of its final run and that run's ``metrics.jsonl``), and
 gathers those archives into at most seven ``models-<call>-<k>.tar`` files of 16 MiB or less (a translation model is
-about 6 MB, a couplet model about 8.5 MB: two or one a file, so a call brings back up to 14 models), plus
+about 6 MB, a couplet model about 8.5 MB: two or one a file; with 62 MiB a call, about ten translation models or
+seven couplet models come back at once), plus
 ``logs-<call>.tar.xz`` with every worker's log and ``sent.json``. ``--final`` also packs the models still training,
 as far as they got: their best weights so far, with a ``PARTIAL.json`` that ``attention-lab zoo --stage finish``
 refuses. Every call's files stay in ``<work>/outbox/<call>/``: ``--resend N`` copies call N's again, for a call
@@ -50,16 +51,27 @@ def best_run(runs: Path, task: str, variant: str) -> Path | None:
     return None
 
 
+def in_tar(size: int) -> int:
+    """The bytes a member of ``size`` bytes takes in a plain tar: a 512-byte header and its data padded to 512."""
+    return 512 + -(-size // 512) * 512
+
+
+TAR_END = 1024 + tarfile.RECORDSIZE
+"""Room a plain tar needs besides its members: two empty blocks, then padding to a whole record (10,240 bytes)."""
+
+
 def place(size: int, files: list[int], max_files: int, max_file: int = MAX_FILE) -> int | None:
-    """The file an archive of ``size`` bytes joins (an index into ``files``, their bytes so far).
+    """The file an archive of ``size`` bytes joins (an index into ``files``, the bytes of their members so far).
 
     The first file with room, else a new one (``len(files)``) while there are fewer than ``max_files``; ``None`` if it
-    fits nowhere this call.
+    fits nowhere this call. Each member counts as it stands in the tar (``in_tar``) and every file keeps
+    ``TAR_END`` free, so no file comes out over ``max_file``.
     """
+    need = in_tar(size)
     for i, used in enumerate(files):
-        if used + size <= max_file:
+        if used + need + TAR_END <= max_file:
             return i
-    return len(files) if len(files) < max_files and size <= max_file else None
+    return len(files) if len(files) < max_files and need + TAR_END <= max_file else None
 
 
 def main() -> None:
@@ -109,23 +121,30 @@ def main() -> None:
             tar.add(stage, arcname=f"{task}/{run.name}")
         size = archive.stat().st_size
         where = place(size, files, args.max_files)
-        if where is None or sum(files) + size > args.max_bytes:
+        if where is None or sum(files) + in_tar(size) + TAR_END * (len(files) + (where == len(files))) > args.max_bytes:
             archive.unlink()
             print(json.dumps({"event": "pack-later", "model": name, "bytes": size}), flush=True)
             continue
         if where == len(files):
             files.append(0)
             members.append([])
-        files[where] += size
+        files[where] += in_tar(size)
         members[where].append(archive)
         sent[name] = {"call": call, "file": f"models-{call}-{where + 1}.tar", "run": run.name, "partial": not done,
                       "bytes": size, "time": time.time()}
         print(json.dumps({"event": "packed", "model": name, **sent[name]}), flush=True)
     for k, archives in enumerate(members, 1):
-        with tarfile.open(outbox / f"models-{call}-{k}.tar", "w") as tar:  # xz already: gathered, not compressed
+        gathered = outbox / f"models-{call}-{k}.tar"
+        with tarfile.open(gathered, "w") as tar:  # xz already: gathered, not compressed
             for archive in archives:
                 tar.add(archive, arcname=archive.name)
-        shutil.copy(outbox / f"models-{call}-{k}.tar", args.out / f"models-{call}-{k}.tar")
+        if (size := gathered.stat().st_size) > MAX_FILE:  # would not come back: its models stay for a later call
+            for archive in archives:
+                del sent[archive.name.removesuffix(".tar.xz").replace("--", "/", 1)]
+            gathered.unlink()
+            print(json.dumps({"event": "pack-later", "file": gathered.name, "bytes": size}), flush=True)
+            continue
+        shutil.copy(gathered, args.out / gathered.name)
     sent_path.write_text(json.dumps(sent, indent=1))
     with tarfile.open(outbox / f"logs-{call}.tar.xz", "w:xz") as tar:
         tar.add(args.work / "logs", arcname="logs")

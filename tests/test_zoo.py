@@ -237,8 +237,8 @@ def _unpack(bundle: Path, runs: Path) -> list[str]:
     return names
 
 
-def test_a_calls_models_are_gathered_into_few_files():
-    """At most 8 files come back a call: the models' archives share files of 16 MiB (two translation models each)."""
+def test_a_calls_models_are_gathered_into_few_files(tmp_path):
+    """At most 8 files come back a call, 16 MiB each: the models' archives share files, and none comes out over."""
     spec = importlib.util.spec_from_file_location("zoo_pack", ROOT / "scripts" / "zoo_pack.py")
     pack = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pack)
@@ -247,10 +247,22 @@ def test_a_calls_models_are_gathered_into_few_files():
     for size in (6 * mib, 6 * mib, 9 * mib, 6 * mib, 3 * mib):
         where = pack.place(size, files, max_files=7)
         files.append(0) if where == len(files) else None
-        files[where] += size
-    assert files == [15 * mib, 15 * mib]  # 6 + 6 + 3 and 9 + 6: the first file with room
+        files[where] += pack.in_tar(size)
+    assert files == [15 * mib + 3 * 512, 15 * mib + 2 * 512]  # 6 + 6 + 3 and 9 + 6: the first file with room
     assert pack.place(17 * mib, [], max_files=7) is None  # over a file's limit: never
-    assert pack.place(2 * mib, [15 * mib], max_files=1) is None and pack.place(mib, [15 * mib], max_files=1) == 0
+    assert pack.place(2 * mib, [pack.in_tar(15 * mib)], max_files=1) is None
+    # two archives whose bytes alone fit (100 under 16 MiB) make a tar over it: they go to two files
+    first, second = 8 * mib, 8 * mib - 100
+    assert pack.place(second, [pack.in_tar(first)], max_files=7) == 1
+    # whatever place() lets share a file makes a tar of 16 MiB or less
+    a, b = tmp_path / "a.tar.xz", tmp_path / "b.tar.xz"
+    a.write_bytes(b"a" * (8 * mib - 20_000))
+    b.write_bytes(b"b" * (8 * mib - 20_000))
+    assert pack.place(b.stat().st_size, [pack.in_tar(a.stat().st_size)], max_files=1) == 0
+    with tarfile.open(tmp_path / "models-1-1.tar", "w") as tar:
+        tar.add(a, arcname=a.name)
+        tar.add(b, arcname=b.name)
+    assert (tmp_path / "models-1-1.tar").stat().st_size <= pack.MAX_FILE
 
 
 def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_them_again(tmp_path, monkeypatch):
