@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -45,25 +46,37 @@ def cache_key(sources: Sequence[str], min_count: int = KNOWN_COUNT) -> str:
     """The sha256 naming the cached list of ``sources``' known names (see the module docstring)."""
     digest = hashlib.sha256(f"{finder_version()}\0{min_count}\0{len(sources)}\0".encode())
     for source in sources:
-        digest.update(source.encode("utf-8"))
-        digest.update(b"\0")
+        data = source.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "little"))  # its length first: no two lists read alike
+        digest.update(data)
     return digest.hexdigest()
 
 
-def cached_known_names(sources: Sequence[str], min_count: int = KNOWN_COUNT,
-                       folder: str | Path | None = None) -> list[str]:
+def cached_known_names(sources: Sequence[str], min_count: int = KNOWN_COUNT, folder: str | Path | None = None,
+                       report: Callable[[dict], None] | None = None) -> list[str]:
     """[`known_names`][attention_core.names.known_names] of ``sources``, read from the cache or found and kept there.
 
     Args:
         sources: The training sources.
         min_count: Sources a name must be found in.
         folder: The cache folder (default: ``known-names`` in [`cache_home`][attention_core.corpora.cache_home]).
+        report: Called once with ``{"event": "known-names", "cached": bool, "names": int, "seconds": float, "key":
+            str}``, so a run's log says whether it found them or read them (training prints it).
     """
-    path = Path(folder or cache_home() / FOLDER) / f"{cache_key(sources, min_count)}.json"
+    started = time.monotonic()
+    key = cache_key(sources, min_count)
+    path = Path(folder or cache_home() / FOLDER) / f"{key}.json"
+
+    def said(names: list[str], cached: bool) -> list[str]:
+        if report is not None:
+            report({"event": "known-names", "cached": cached, "names": len(names),
+                    "seconds": round(time.monotonic() - started, 1), "key": key[:16]})
+        return names
+
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(kept, list) and all(isinstance(name, str) for name in kept):
-            return kept
+            return said(kept, True)
     except (OSError, ValueError):  # not there yet, unreadable or damaged: found afresh below
         pass
     found = known_names(sources, min_count)
@@ -71,4 +84,4 @@ def cached_known_names(sources: Sequence[str], min_count: int = KNOWN_COUNT,
         atomic_write_text(path, json.dumps(found, ensure_ascii=False))
     except OSError:  # a read-only cache folder costs the time, not the run
         pass
-    return found
+    return said(found, False)

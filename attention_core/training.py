@@ -708,7 +708,8 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
         elif init is not None and "known_names" in init.meta and _same_pairs(init.meta, splits, train_cfg):
             meta["known_names"] = init.meta["known_names"]  # a second stage on the first's pairs: the same names
         else:
-            meta["known_names"] = cached_known_names(["".join(e.src) for e in examples])  # the pairs it trains on
+            meta["known_names"] = cached_known_names(["".join(e.src) for e in examples],  # the pairs it trains on
+                                                     report=lambda event: print(json.dumps(event), flush=True))
             names_in.mkdir(parents=True, exist_ok=True)
             atomic_write_text(cache, json.dumps(meta["known_names"], ensure_ascii=False))
     if init is not None:

@@ -38,6 +38,7 @@ def test_other_sources_another_count_or_another_finder_find_afresh(tmp_path, fin
     assert finds == [5, 4, 5]
     # a source split differently is another corpus, not the same characters
     assert cache_key(["谢尔顿", "来了。"], 4) != cache_key(["谢尔顿来了。"], 4)
+    assert cache_key(["a\0b", "c"], 4) != cache_key(["a", "b\0c"], 4)
     monkeypatch.setattr(namecache, "finder_version", lambda: "a changed finder")
     cached_known_names(SOURCES, min_count=4, folder=tmp_path)
     assert finds == [5, 4, 5, 5]
@@ -62,3 +63,12 @@ def test_the_default_folder_is_in_the_users_cache(tmp_path, monkeypatch, finds):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cached_known_names(SOURCES, min_count=4)
     assert (tmp_path / "attention-lab" / "known-names" / f"{cache_key(SOURCES, 4)}.json").is_file()
+
+
+def test_each_call_says_whether_it_found_the_names_or_read_them(tmp_path, finds):
+    events = []
+    cached_known_names(SOURCES, min_count=4, folder=tmp_path, report=events.append)
+    cached_known_names(SOURCES, min_count=4, folder=tmp_path, report=events.append)
+    assert [(e["event"], e["cached"], e["names"]) for e in events] == [("known-names", False, 1),
+                                                                       ("known-names", True, 1)]
+    assert events[0]["key"] == cache_key(SOURCES, 4)[:16] and events[0]["seconds"] >= 0

@@ -273,7 +273,7 @@ def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_th
                   str(data_dir()), progress=False, stage="train")
     first = load_folder(tmp_path / "runs" / "translation" / "none")
 
-    def found_again(sources):
+    def found_again(sources, **_):
         raise AssertionError("the second stage looked for the names again")
 
     monkeypatch.setattr(training, "cached_known_names", found_again)
@@ -288,7 +288,7 @@ def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_th
                      device="cpu", progress=False, init=first)
 
 
-def test_another_variant_on_the_same_pairs_reads_the_names_from_the_cache(tmp_path, monkeypatch):
+def test_another_variant_on_the_same_pairs_reads_the_names_from_the_cache(tmp_path, monkeypatch, capsys):
     from attention_core import namecache
 
     splits = _tiny_translation(monkeypatch, None)
@@ -303,8 +303,11 @@ def test_another_variant_on_the_same_pairs_reads_the_names_from_the_cache(tmp_pa
         raise AssertionError("a variant on the same pairs looked for the names again")
 
     monkeypatch.setattr(namecache, "known_names", found_again)
+    capsys.readouterr()
     zoo.build_one("translation", "luong-dot", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
                   str(data_dir()), progress=False, stage="train")
+    said = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"known-names"' in line]
+    assert [e["cached"] for e in said] == [True]  # the run's log says it read them
     assert load_folder(tmp_path / "runs" / "translation" / "luong-dot").meta["known_names"] == \
         first.meta["known_names"]
 
