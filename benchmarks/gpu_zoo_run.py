@@ -43,7 +43,7 @@ def read_log(path: Path) -> dict:
             stages.append([])
         elif event.get("event") == "zoo-trained":
             ended = True
-        elif "epoch" in event and "dev_bleu" in event and stages:
+        elif all(k in event for k in ("epoch", "dev_bleu", "seconds", "pairs_per_s")) and stages:
             stages[-1].append(event)
     return {"stages": stages, "ended": ended}
 
@@ -77,7 +77,8 @@ def main() -> None:
     cpu = {}
     if Path(args.cpu).is_file():
         for task, t in json.loads(Path(args.cpu).read_text(encoding="utf-8"))["tasks"].items():
-            cpu[task] = round(statistics.median(x for x in t["pairs_per_s"] if x))
+            if any(t["pairs_per_s"]):
+                cpu[task] = round(statistics.median(x for x in t["pairs_per_s"] if x))
     report = {"label": args.label, "logs": repo_path(args.logs), "models": models, "cpu_pairs_per_s": cpu}
 
     def markdown(r: dict) -> str:

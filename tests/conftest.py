@@ -16,7 +16,7 @@ import tempfile
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from attention_core.corpora import DATA_ENV, data_home  # noqa: E402  (after HF_HUB_OFFLINE: it imports the Hub)
+from attention_core.corpora import DATA_ENV, data_home  # noqa: E402  (the default data folder, before XDG moves)
 
 os.environ[DATA_ENV] = str(data_home())
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="attention-lab-test-cache-")

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -181,7 +182,7 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     assert packed.returncode == 0, packed.stderr
     assert sorted(p.name for p in out.iterdir()) == ["logs-1.tar.xz", "models-1-1.tar"]
     here = tmp_path / "cpu"
-    assert _unpack(out / "models-1-1.tar", here / "runs") == ["translation--luong-general.tar.xz"]
+    assert _finish_unpack(here / "runs", out) == ["unpacked translation--luong-general.tar.xz"]
     assert not (here / "runs" / "translation" / "luong-general-continued" / "checkpoint.pt").exists()
 
     zoo.build_one("translation", "luong-general", splits, here / "runs", here / "models", here / "results",
@@ -211,7 +212,7 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["logs-2.tar.xz", "models-2-1.tar"]
     assert sorted(p.name for p in (tmp_path / "out3").iterdir()) == ["logs-3.tar.xz"]  # nothing twice
     assert calls[1]["bytes"] == 0 and calls[1]["left"] == calls[0]["left"]
-    assert _unpack(tmp_path / "out2" / "models-2-1.tar", here / "runs") == ["translation--none.tar.xz"]
+    assert _finish_unpack(here / "runs", tmp_path / "out2") == ["unpacked translation--none.tar.xz"]
     assert (here / "runs" / "translation" / "none" / zoo.PARTIAL).is_file()
     with pytest.raises(TrainError, match="only partly"):  # first-stage weights of a two-stage recipe, unfinished
         zoo.build_one("translation", "none", splits, here / "runs", here / "models", here / "results",
@@ -227,14 +228,56 @@ def test_a_model_trained_on_one_machine_is_packed_and_finished_on_another(tmp_pa
     assert only.returncode == 0 and json.loads(only.stdout.splitlines()[-1])["left"] == [], only.stderr
 
 
-def _unpack(bundle: Path, runs: Path) -> list[str]:
-    """Unpack a call's file of models into ``runs`` as ``scripts/zoo_finish.sh`` does; the models' archive names."""
-    with tarfile.open(bundle) as outer:
-        names = sorted(outer.getnames())
-        for name in names:
-            with tarfile.open(fileobj=outer.extractfile(name), mode="r:xz") as tar:
-                tar.extractall(runs)
-    return names
+def _finish_unpack(runs: Path, *folders: Path) -> list[str]:
+    """``scripts/zoo_finish.sh --unpack-only`` of the calls' folders into ``runs``: what it said."""
+    done = subprocess.run(["bash", "scripts/zoo_finish.sh", "--unpack-only", *map(str, folders)], cwd=ROOT,
+                          env={**os.environ, "ZOO_RUNS": str(runs)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def _call_folder(folder: Path, runs: dict[str, dict[str, str]]) -> Path:
+    """A call's folder as ``zoo_pack.py`` writes it: each ``task/run`` folder's files in ``<task>--<variant>.tar.xz``,
+    gathered in ``models-1-1.tar``."""
+    folder.mkdir(parents=True)
+    archives = []
+    for run, files in runs.items():
+        stage = folder / "stage" / run
+        stage.mkdir(parents=True)
+        for name, text in files.items():
+            (stage / name).write_text(text)
+        archive = folder / (run.split("/")[0] + "--" + run.split("/")[1].removesuffix("-continued") + ".tar.xz")
+        with tarfile.open(archive, "w:xz") as tar:
+            tar.add(stage, arcname=run)
+        archives.append(archive)
+    with tarfile.open(folder / "models-1-1.tar", "w") as tar:
+        for archive in archives:
+            tar.add(archive, arcname=archive.name)
+            archive.unlink()
+    shutil.rmtree(folder / "stage")
+    return folder
+
+
+def test_a_finished_model_brought_back_is_never_replaced_by_a_partial_one(tmp_path):
+    """Whatever the order of the calls' folders, the finished run stays and an older partial first stage goes."""
+    partial = {"model.safetensors": "early", "PARTIAL.json": "{}"}
+    for order in ("old first", "new first"):
+        old = _call_folder(tmp_path / order / "old", {"translation/none": partial, "translation/luong-dot": partial})
+        new = _call_folder(tmp_path / order / "new", {"translation/none-continued": {"model.safetensors": "done"},
+                                                      "translation/luong-dot-continued": partial})
+        runs = tmp_path / order / "runs"
+        said = _finish_unpack(runs, *((old, new) if order == "old first" else (new, old)))
+        assert (runs / "translation" / "none-continued" / "model.safetensors").read_text() == "done"
+        assert not (runs / "translation" / "none").exists(), said  # finish would refuse the model while it stayed
+        assert (runs / "translation" / "luong-dot" / "PARTIAL.json").is_file()  # partial both times: both kept
+        assert (runs / "translation" / "luong-dot-continued" / "PARTIAL.json").is_file()
+    assert any("kept" in line and "translation/none" in line for line in said)  # the old partial, after the new
+    local = tmp_path / "local"  # a run of this machine is replaced only by a finished one
+    (local / "translation" / "bahdanau").mkdir(parents=True)
+    (local / "translation" / "bahdanau" / "model.safetensors").write_text("trained here")
+    later = _call_folder(tmp_path / "later", {"translation/bahdanau": partial})
+    assert _finish_unpack(local, later)[0].startswith("kept")
+    assert (local / "translation" / "bahdanau" / "model.safetensors").read_text() == "trained here"
 
 
 def test_a_calls_models_are_gathered_into_few_files(tmp_path):
