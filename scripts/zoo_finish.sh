@@ -25,12 +25,13 @@ finished() {  # a run folder holding weights that are not partial
 }
 
 unpack() {  # one model's archive into $RUNS
-  local archive=$1 run runs partial=0
-  runs=$(tar tJf "$archive" | cut -d/ -f1-2 | sort -u)
+  local archive=$1 run runs listing partial=0
+  listing=$(tar tJf "$archive")  # read once (grep -q on a pipe under pipefail can fail when tar is cut off)
+  runs=$(cut -d/ -f1-2 <<< "$listing" | sort -u)
   for run in $runs; do
     [[ $run == */?* ]] || { echo "skipped $(basename "$archive"): it holds $run, not a task/run folder"; return; }
   done
-  if tar tJf "$archive" | grep -q '/PARTIAL.json$'; then partial=1; fi
+  if grep -q '/PARTIAL.json$' <<< "$listing"; then partial=1; fi
   for run in $runs; do
     if [ "$partial" = 1 ] && { finished "$RUNS/$run" || finished "$RUNS/$run-continued"; }; then
       echo "kept $RUNS/$run's finished model: $(basename "$archive") holds only a partial one"; return
