@@ -538,9 +538,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
         return 0
     if args.command == "zoo":
-        from attention_core.zoo import ALL_MODELS, run_zoo
+        from attention_core.zoo import ZOO_ORDER, run_zoo
 
-        known = [f"{task}/{variant}" for task, variant in ALL_MODELS]
+        known = [f"{task}/{variant}" for task, variant in ZOO_ORDER]
         unknown = [name for name in args.only or [] if name not in known]
         if unknown:
             raise InputError(f"--only: no zoo model {', '.join(unknown)}; the zoo has {', '.join(known)}")

@@ -80,11 +80,12 @@ COUPLET_EXAMPLES = [
     "落霞与孤鹜齐飞",
     "年年岁岁花相似",
     "两个黄鹂鸣翠柳",
-    "宝剑锋从磨砺出",
+    "明月松间照",
+    "一帆风顺年年好",
     "山含泪，水呜咽，哀乐声中，祭当年屈死同胞，铭倭寇血仇国耻",
 ]
 """Couplet examples that show the mechanism: repetition patterns to mirror (声声, 年年岁岁), classical
-lines (王勃, 刘希夷, 杜甫), a proverb, and a long 上联 whose punctuation the 下联 must follow."""
+lines (王勃, 刘希夷, 杜甫, 王维), a modern New-Year 上联, and a long 上联 whose punctuation the 下联 must follow."""
 
 CSS = """
 .hint {font-size: 0.85em; opacity: 0.8; margin-top: -6px}

@@ -79,6 +79,7 @@ def training_rows(models: Path) -> list[dict]:
                 "best_dev_bleu": best["dev_bleu"],
                 "train_minutes": round(sum(h["seconds"] for h in history) / 60, 1),
                 "median_pairs_per_s": round(statistics.median(h["pairs_per_s"] for h in history), 1),
+                "recipe": "gpu" if "--recipe gpu" in meta.get("command", "") else "cpu",
             })
     return rows
 
@@ -136,14 +137,17 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None, size
         "",
         "### Training (from each model's own log)",
         "",
-        "| task | variant | epochs run | best epoch | best dev BLEU | training minutes | median pairs/s logged |",
-        "|---|---|---|---|---|---|---|",
+        "| task | variant | recipe | epochs run | best epoch | best dev BLEU | training minutes "
+        "| median pairs/s logged |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in training:
-        lines.append(f"| {r['task']} | `{r['variant']}` | {r['epochs']} | {r['best_epoch']} | {r['best_dev_bleu']} | "
-                     f"{r['train_minutes']} | {r['median_pairs_per_s']} |")
-    lines += ["", "Logged speeds come from different runs on a shared 2-core CPU; the side-by-side benchmark "
-              "below is the fair speed comparison.", ""]
+        lines.append(f"| {r['task']} | `{r['variant']}` | {r['recipe']} | {r['epochs']} | {r['best_epoch']} | "
+                     f"{r['best_dev_bleu']} | {r['train_minutes']} | {r['median_pairs_per_s']} |")
+    lines += ["", "Logged speeds come from different runs and machines: the `cpu` recipe's on a shared 2-core CPU, "
+              "the `gpu` recipe's (eight times the batch, `attention-lab zoo --recipe gpu`) on a GPU shared by the "
+              "zoo's other runs (`results/gpu_zoo_run.md`); the side-by-side benchmark below is the fair speed "
+              "comparison.", ""]
     if bench:
         speed = {row["variant"]: row["fp32"]["pairs_per_s"] for row in bench["training"]}
         latency = {(row["task"], row["variant"]): row for row in bench["latency"]}

@@ -25,6 +25,7 @@ models, and writes:
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -281,9 +282,10 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
             text, _ = _compare(variants, refs, "luong-scaled_dot", "luong-dot")
             detail = ""
             if "luong-dot" in entropy and "luong-scaled_dot" in entropy:
+                size = variants["luong-scaled_dot"]["greedy"]["model"]["hidden_size"]  # the keys' size
                 detail = (f" Mean attention entropy: {entropy['luong-scaled_dot']:.2f} nats scaled vs "
                           f"{entropy['luong-dot']:.2f} unscaled — dividing tanh-bounded RNN states' dot products "
-                          "by √256 = 16 flattens the softmax.")
+                          f"by √{size} = {math.sqrt(size):.3g} flattens the softmax.")
             lines.append(f"- scaled dot vs dot: {text}." + detail)
         if {"luong-general-local-p", "luong-general"} <= bleu.keys():
             text, verdict = _compare(variants, refs, "luong-general-local-p", "luong-general")

@@ -31,8 +31,8 @@ export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THRE
 models() {  # the zoo's models, or those of $ZOO_ONLY when each is one of them
   python3 - ${ZOO_ONLY:-} <<'PY'
 import sys
-from attention_core.zoo import ALL_MODELS
-names = [f"{t}/{v}" for t, v in ALL_MODELS]
+from attention_core.zoo import ZOO_ORDER
+names = [f"{t}/{v}" for t, v in ZOO_ORDER]
 unknown = [m for m in sys.argv[1:] if m not in names]
 if unknown:
     sys.exit(f"ZOO_ONLY names no zoo model: {' '.join(unknown)} (the zoo's: {' '.join(names)})")

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from attention_core.hub import WEIGHTS, load_folder, save_pretrained
-from attention_core.zoo import ALL_MODELS, PARTIAL, final_run
+from attention_core.zoo import PARTIAL, ZOO_ORDER, final_run
 
 MAX_FILE = 16 * 2**20
 """The largest file a device call brings back."""
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=None, metavar="TASK/VARIANT", help="the models trained there "
                         "(default: the whole zoo)")
     args = parser.parse_args()
-    models = [(t, v) for t, v in ALL_MODELS if args.only is None or f"{t}/{v}" in args.only]
+    models = [(t, v) for t, v in ZOO_ORDER if args.only is None or f"{t}/{v}" in args.only]
     runs, sent_path = args.work / "runs", args.work / "sent.json"
     sent = json.loads(sent_path.read_text()) if sent_path.is_file() else {}
     if args.resend is not None:

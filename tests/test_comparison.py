@@ -42,8 +42,10 @@ def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
         folder.mkdir(parents=True)
         history = [{"epoch": e, "dev_bleu": b, "seconds": seconds, "pairs_per_s": 300.0 + e}
                    for e, b in ((1, 10.0), (2, 12.5), (3, 12.0))]
-        (folder / "config.json").write_text(json.dumps({"meta": {"history": history}}))
+        command = "attention-lab zoo --recipe gpu" if variant == "luong-general" else "attention-lab zoo"
+        (folder / "config.json").write_text(json.dumps({"meta": {"history": history, "command": command}}))
     rows = training_rows(models)
+    assert [r["recipe"] for r in rows] == ["gpu", "cpu"]
     assert [(r["variant"], r["epochs"], r["best_epoch"], r["train_minutes"]) for r in rows] == [
         ("luong-general", 3, 2, 5.0), ("transformer", 3, 2, 3.0)]
     results.mkdir()
@@ -56,7 +58,7 @@ def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
     page = write_comparison(results, models, _reports(), {"translation": REFS}).read_text()
     assert "| training pairs/s (fp32, batch 64) | 150.0 | 100.0 | 1.50× |" in page
     assert "| translation: one sentence, greedy (ms) | 20.0 | 10.0 | 2.00× |" in page
-    assert "| translation | `transformer` | 3 | 2 | 12.5 | 3.0 | 302.0 |" in page
+    assert "| translation | `transformer` | cpu | 3 | 2 | 12.5 | 3.0 | 302.0 |" in page
     assert write_comparison(results, models, {"translation": {}}, {}) is None
 
 

@@ -180,7 +180,7 @@ def test_the_bundled_models_pass_validation():
 
 
 def test_the_bundled_zoo_is_complete_loads_offline_and_stays_under_the_size_cap():
-    """Every zoo variant of both tasks, the Transformers included, in at most 120 MB (issue #17's cap)."""
+    """Every zoo variant of both tasks, the Transformers included: at most 150 MB, each file under 10 MB (issue #25)."""
     from attention_core.transformer import Transformer
     from attention_core.zoo import VARIANTS, ZOO_ORDER
 
@@ -189,7 +189,11 @@ def test_the_bundled_zoo_is_complete_loads_offline_and_stays_under_the_size_cap(
         f"{task}/{variant}" for task, variant in ZOO_ORDER)
     assert {variant for _, variant in ZOO_ORDER} == set(VARIANTS)  # every variant is in some task's zoo
     size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
-    assert size <= 120e6, f"models/ holds {size / 1e6:.1f} MB"
+    assert size <= 150e6, f"models/ holds {size / 1e6:.1f} MB"
+    # a Space refuses a plain-git file of 10 MB or more (larger ones only through Git LFS)
+    large = [f"{f.relative_to(root)} {f.stat().st_size / 1e6:.2f} MB" for f in root.rglob("*")
+             if f.is_file() and f.stat().st_size >= 10e6]
+    assert not large, large
     for task in ("translation", "couplet"):
         translator = load_folder(root / task / "transformer")
         assert isinstance(translator.model, Transformer)
