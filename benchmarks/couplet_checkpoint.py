@@ -71,16 +71,22 @@ def measure(run: Path, data: str | None, label: str) -> dict:
     return record
 
 
-def bundled_row() -> dict | None:
-    """The bundled default couplet model's beam-5 figures, from the zoo's evaluation reports."""
-    rows = {}
+def bundled_row(root: Path = ROOT) -> dict | None:
+    """The bundled default couplet model's beam-5 figures, from the zoo's evaluation reports.
+
+    Its label names the model the reports measured (hidden size, weights' sha256), so the row stays true when the
+    bundled model is replaced.
+    """
+    rows, label = {}, "bundled default"
     for name, stem in (("test", "couplet"), ("poetry-test", "couplet-poetry-test")):
-        path = ROOT / "results" / "eval" / f"{stem}--luong-general--beam5.json"
+        path = root / "results" / "eval" / f"{stem}--luong-general--beam5.json"
         if not path.is_file():
             return None
         r = json.loads(path.read_text(encoding="utf-8"))
         rows[name] = {"bleu": r["bleu"], "chrf": r["chrf"], **{k: r["couplet"][k] for k in KEYS}}
-    return {"label": "bundled default (train-55k curriculum, 2 stages)", "history": None, **rows}
+        label = (f"bundled default (hidden {r['model']['hidden_size']}, weights "
+                 f"{r.get('weights_sha256', '?')[:8]})")
+    return {"label": label, "history": None, **rows}
 
 
 def markdown(records: list[dict]) -> str:
