@@ -77,15 +77,14 @@ def bundled_row(root: Path = ROOT) -> dict | None:
     Its label names the model the reports measured (hidden size, weights' sha256), so the row stays true when the
     bundled model is replaced.
     """
-    rows, label = {}, "bundled default"
+    rows = {}
     for name, stem in (("test", "couplet"), ("poetry-test", "couplet-poetry-test")):
         path = root / "results" / "eval" / f"{stem}--luong-general--beam5.json"
         if not path.is_file():
             return None
         r = json.loads(path.read_text(encoding="utf-8"))
         rows[name] = {"bleu": r["bleu"], "chrf": r["chrf"], **{k: r["couplet"][k] for k in KEYS}}
-        label = (f"bundled default (hidden {r['model']['hidden_size']}, weights "
-                 f"{r.get('weights_sha256', '?')[:8]})")
+    label = f"bundled default (hidden {r['model']['hidden_size']}, weights {r.get('weights_sha256', '?')[:8]})"
     return {"label": label, "history": None, **rows}
 
 
