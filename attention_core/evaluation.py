@@ -14,6 +14,7 @@ from attention_core.metrics import (
     couplet_corpus_metrics,
     couplet_metrics,
     diagonality,
+    uniform_entropy,
 )
 from attention_core.pipeline import Translator
 from attention_core.seq2seq import WindowArg
@@ -115,6 +116,7 @@ def evaluate(
         report["alignment"] = {
             "entropy": sum(attention_entropy(o.weights) for o in outputs) / max(1, len(outputs)),
             "diagonality": sum(diagonality(o.weights) for o in outputs) / max(1, len(outputs)),
+            "uniform_entropy": sum(uniform_entropy(o.weights) for o in outputs) / max(1, len(outputs)),
         }
     report["outputs"] = hyps
     report["examples"] = [

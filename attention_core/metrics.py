@@ -308,6 +308,21 @@ def attention_entropy(weights: Tensor) -> float:
     return float(rows.mean()) if rows.numel() else 0.0
 
 
+def uniform_entropy(weights: Tensor) -> float:
+    """The entropy (nats) equal weights over the same ``S`` positions would have, ``log S``, for a matrix ``(T, S)``.
+
+    The ceiling of [`attention_entropy`][attention_core.metrics.attention_entropy] for the same matrix: an attention
+    whose entropy is close to it spreads its weight nearly evenly over the source. 0 for an empty matrix.
+
+    Example:
+        >>> import torch
+        >>> round(uniform_entropy(torch.full((3, 4), 0.25)), 4), round(attention_entropy(torch.full((3, 4), 0.25)), 4)
+        (1.3863, 1.3863)
+    """
+    T, S = weights.shape
+    return math.log(S) if T and S else 0.0
+
+
 def diagonality(weights: Tensor, width: float = 1.0) -> float:
     """Share of attention mass within ``width`` positions of the diagonal ``s = t · S / T``.
 

@@ -147,6 +147,26 @@ RECIPE_SETS: dict[str, dict[str, TaskRecipe]] = {
 eight times the batch and twice the learning rate, for a lent GPU that trains the whole zoo at once:
 ``scripts/zoo_device.sh``)."""
 
+
+
+def trained_recipe(task: str, settings: dict) -> str | None:
+    """The name in [`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS] a run of ``task`` was trained at, if any.
+
+    Args:
+        task: ``translation`` or ``couplet``.
+        settings: The run's training settings (``meta["train"]`` of its model): a recipe is known by the batch size
+            and learning rate of its last stage (the ``continued`` one when the recipe has it).
+
+    Returns:
+        ``cpu``, ``gpu``, or ``None`` for a run of neither (an earlier recipe, or a run by hand).
+    """
+    for name, recipes in RECIPE_SETS.items():
+        last = recipes[task].continued or recipes[task].train
+        if (settings.get("batch_size"), settings.get("lr")) == (last.batch_size, last.lr):
+            return name
+    return None
+
+
 DECODINGS: dict[str, list[tuple[str, int, bool | None]]] = {
     "translation": [("greedy", 1, None), ("beam5", 5, None)],
     "couplet": [("greedy", 1, True), ("beam5", 5, True), ("beam5", 5, False)],
@@ -426,7 +446,7 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     trained = load_folder(run_dir)
     last = chosen.continued or chosen.train
     settings = trained.meta.get("train") or {}
-    if stage == "finish" and (settings.get("batch_size"), settings.get("lr")) != (last.batch_size, last.lr):
+    if stage == "finish" and trained_recipe(task, settings) != recipe:
         raise TrainError(f"{run_dir} was trained at batch {settings.get('batch_size')}, learning rate "
                          f"{settings.get('lr')}; the {recipe} recipe trains at batch {last.batch_size}, learning rate "
                          f"{last.lr}: finish it with the --recipe it was trained with")

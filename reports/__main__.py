@@ -18,11 +18,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", default=None, help="zoo folder for the alignment figures (default: bundled)")
     parser.add_argument("--data", default=None, help="data folder, for the test-set references of the bootstrap "
                         "(default: $ATTENTION_LAB_DATA, else the user cache; `attention-lab data pull` fills it)")
+    parser.add_argument("--retrain-toy", action="store_true",
+                        help="train the bottleneck figure's two toy models again (default: their stored accuracies, "
+                             "results/theory_bottleneck.json, while the figure's settings are unchanged)")
     args = parser.parse_args(argv)
     from reports.report import write_report  # after parsing: --help stays instant
 
     try:
-        for path in write_report(args.results, args.models, data_home(args.data)):
+        for path in write_report(args.results, args.models, data_home(args.data), args.retrain_toy):
             print(path)
     except (DataError, ModelLoadError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from safetensors import safe_open
 
+from attention_core.zoo import trained_recipe
 from demo.models import DEFAULT_VARIANT
 from reports.common import SET_TITLES, bootstrap, interval
 
@@ -79,9 +80,18 @@ def training_rows(models: Path) -> list[dict]:
                 "best_dev_bleu": best["dev_bleu"],
                 "train_minutes": round(sum(h["seconds"] for h in history) / 60, 1),
                 "median_pairs_per_s": round(statistics.median(h["pairs_per_s"] for h in history), 1),
-                "recipe": "gpu" if "--recipe gpu" in meta.get("command", "") else "cpu",
+                "recipe": recipe_label(task, meta.get("train") or {}),
             })
     return rows
+
+
+def recipe_label(task: str, settings: dict) -> str:
+    """The zoo recipe a model was trained at (``attention-lab zoo --recipe``).
+
+    A model of an earlier recipe is labelled by its batch size and learning rate.
+    """
+    return trained_recipe(task, settings) or (f"earlier (batch {settings.get('batch_size')}, "
+                                              f"lr {settings.get('lr')})")
 
 
 def size_rows(models: Path) -> list[dict]:
@@ -144,7 +154,8 @@ def markdown(quality: list[dict], training: list[dict], bench: dict | None, size
     for r in training:
         lines.append(f"| {r['task']} | `{r['variant']}` | {r['recipe']} | {r['epochs']} | {r['best_epoch']} | "
                      f"{r['best_dev_bleu']} | {r['train_minutes']} | {r['median_pairs_per_s']} |")
-    lines += ["", "Logged speeds come from different runs and machines: the `cpu` recipe's on a shared 2-core CPU, "
+    lines += ["", "Logged speeds come from different runs and machines: the `cpu` and earlier recipes' on a shared "
+              "2-core CPU, "
               "the `gpu` recipe's (eight times the batch, `attention-lab zoo --recipe gpu`) on a GPU shared by the "
               "zoo's other runs (`results/gpu_zoo_run.md`); the side-by-side benchmark below is the fair speed "
               "comparison.", ""]

@@ -13,7 +13,9 @@ models, and writes:
 * ``results/figures/alignment-<task>-<variant>.html`` and ``.png`` — fixed examples;
 * ``results/orderings.md`` — do our numbers reproduce Luong et al. 2015's orderings?
 * ``results/figures/live-reverse-*.html`` and ``.png`` — a recorded run of the live-training tab;
-* ``results/figures/theory-*.html`` and ``.png`` — the theory pages' evidence (``reports.theory_figures``);
+* ``results/figures/theory-*.html`` and ``.png`` — the theory pages' evidence (``reports.theory_figures``; the
+  toy models of the bottleneck figure are trained once and their accuracies kept in
+  ``results/theory_bottleneck.json``, ``--retrain-toy`` measures them again);
 * ``results/figures/transformer-*.html`` and ``.png`` — the Transformer page's figures
   (``reports.transformer_figures``; skipped when no Transformer is bundled);
 * ``results/figures/app-links.json`` — for each figure, the app query that opens the app with the
@@ -283,9 +285,11 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
             detail = ""
             if "luong-dot" in entropy and "luong-scaled_dot" in entropy:
                 size = variants["luong-scaled_dot"]["greedy"]["model"]["hidden_size"]  # the keys' size
+                ceiling = variants["luong-scaled_dot"]["greedy"]["alignment"].get("uniform_entropy")
+                equal = f", {ceiling:.2f} for equal weights over every source position" if ceiling else ""
                 detail = (f" Mean attention entropy: {entropy['luong-scaled_dot']:.2f} nats scaled vs "
-                          f"{entropy['luong-dot']:.2f} unscaled — dividing tanh-bounded RNN states' dot products "
-                          f"by √{size} = {math.sqrt(size):.3g} flattens the softmax.")
+                          f"{entropy['luong-dot']:.2f} unscaled{equal} — dividing tanh-bounded RNN states' dot "
+                          f"products by √{size} = {math.sqrt(size):.3g} flattens the softmax.")
             lines.append(f"- scaled dot vs dot: {text}." + detail)
         if {"luong-general-local-p", "luong-general"} <= bleu.keys():
             text, verdict = _compare(variants, refs, "luong-general-local-p", "luong-general")
@@ -403,8 +407,12 @@ def write_samples(results: Path, reports: dict, data: str | Path) -> list[Path]:
 
 
 def write_report(results: str | Path = "results", models: str | Path | None = None,
-                 data: str | Path | None = None) -> list[Path]:
-    """Write everything listed in the module docstring; returns the files written."""
+                 data: str | Path | None = None, retrain_toy: bool = False) -> list[Path]:
+    """Write everything listed in the module docstring; returns the files written.
+
+    ``retrain_toy`` measures the bottleneck figure's toy models again instead of reading
+    ``results/theory_bottleneck.json`` ([`stored_bottleneck`][reports.theory_figures.stored_bottleneck]).
+    """
     results = Path(results)
     reports = load_reports(results)
     test_sets = load_test_sets(data)
@@ -435,7 +443,7 @@ def write_report(results: str | Path = "results", models: str | Path | None = No
             stem = results / "figures" / f"alignment-{task}-{variant}"
             write_figure(fig, stem)
             written.append(stem.with_suffix(".png"))
-    written += write_theory_figures(results, registry)
+    written += write_theory_figures(results, registry, retrain_toy=retrain_toy)
     written += write_transformer_figures(results, registry, data)
     written.append(write_figure_links(results, registry))
     comparison = write_comparison(results, Path(models) if models else BUNDLED, reports, references)

@@ -36,6 +36,7 @@ call (a pre-hook again); the toy step-through calls the library's score module a
 from __future__ import annotations
 
 import html
+import json
 import math
 import sys
 from collections.abc import Sequence
@@ -81,6 +82,10 @@ BOTTLENECK = dict(task="reverse", min_len=5, max_len=30, steps=1200)
 """The live-tab settings of the bottleneck curve (both models; only ``attention`` differs)."""
 BUCKETS = ((5, 9), (10, 14), (15, 19), (20, 24), (25, 30))
 """Length buckets of the bottleneck curve (inclusive)."""
+BOTTLENECK_STORE = "theory_bottleneck.json"
+"""The bottleneck curve's measured accuracies in ``results/`` with the settings they were measured at: the figure
+depends on no bundled model, so ``python -m reports`` retrains the two toy models only when the settings change or
+``--retrain-toy`` asks."""
 LOCAL_P = "luong-general-local-p"
 TRANSFORMER_VARIANT = "transformer"
 """The zoo variant name of the Transformer (``models/<task>/transformer/``)."""
@@ -885,6 +890,35 @@ def bottleneck_accuracy(steps: int = BOTTLENECK["steps"], per_bucket: int = 200,
                             [int((b.tgt_lengths - 1).sum()) for b in tests], accuracy, done)
 
 
+def stored_bottleneck(results: Path, retrain: bool = False) -> BottleneckResult:
+    """The bottleneck curve's accuracies, measured once and kept.
+
+    Read from ``results/theory_bottleneck.json`` when measured at today's settings (``BOTTLENECK``, ``BUCKETS``),
+    else measured by [`bottleneck_accuracy`][reports.theory_figures.bottleneck_accuracy] (two toy trainings) and
+    stored there.
+
+    Args:
+        results: The results folder.
+        retrain: Measure again even when the stored accuracies match the settings (after a change to the live
+            tab's training code, which the settings do not capture).
+    """
+    from dataclasses import asdict
+
+    from attention_core.hub import atomic_write_text
+
+    path = results / BOTTLENECK_STORE
+    settings = {"bottleneck": BOTTLENECK, "buckets": [list(b) for b in BUCKETS]}
+    if path.is_file() and not retrain:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("settings") == settings:
+            r = stored["result"]
+            return BottleneckResult([tuple(b) for b in r["buckets"]], r["sequences"], r["tokens"], r["accuracy"],
+                                    r["steps"])
+    result = bottleneck_accuracy()
+    atomic_write_text(path, json.dumps({"settings": settings, "result": asdict(result)}, indent=1) + "\n")
+    return result
+
+
 def bottleneck_figure(result: BottleneckResult) -> go.Figure:
     """Token accuracy by sequence length, attention vs none, with ``n`` on every point."""
     xs = [f"{lo}–{hi}<br>n = {n}" for (lo, hi), n in zip(result.buckets, result.sequences)]
@@ -1110,7 +1144,8 @@ def theory_figures(registry: ModelRegistry, bottleneck: BottleneckResult | None 
         registry: The bundled zoo (needs luong-general, luong-dot, luong-scaled_dot, bahdanau, luong-concat
             and luong-general-local-p for both tasks; the translation Transformer for the position and
             causal-mask figures, which are left out, with a note, without it).
-        bottleneck: Toy accuracies; computed (a few CPU minutes) when ``None``.
+        bottleneck: Toy accuracies; computed (a few CPU minutes) when ``None`` (``write_theory_figures`` passes
+            the stored ones, [`stored_bottleneck`][reports.theory_figures.stored_bottleneck]).
         gold: The alignment figure's gold pair; read from the data folder when ``None`` (the figure is left
             out, with a note, without the gold set).
     """
@@ -1149,17 +1184,20 @@ def transformer_theory_figures(registry: ModelRegistry) -> dict[str, go.Figure]:
     }
 
 
-def write_theory_figures(results: Path, registry: ModelRegistry,
-                         bottleneck: BottleneckResult | None = None) -> list[Path]:
+def write_theory_figures(results: Path, registry: ModelRegistry, bottleneck: BottleneckResult | None = None,
+                         retrain_toy: bool = False) -> list[Path]:
     """Write every theory figure as ``results/figures/theory-<name>.html`` and ``.png``.
 
     Args:
         results: The results folder.
         registry: The bundled models (``ModelRegistry.load(device="cpu")``).
-        bottleneck: Toy accuracies already computed; by default they are computed here (two toy
-            trainings of ``BOTTLENECK["steps"]`` steps each, about a CPU minute each).
+        bottleneck: Toy accuracies already computed; by default the stored ones, measured here (two toy
+            trainings of ``BOTTLENECK["steps"]`` steps each, about a CPU minute each on an idle machine) when
+            none are stored at today's settings or ``retrain_toy`` asks.
+        retrain_toy: Measure the toy accuracies again (see
+            [`stored_bottleneck`][reports.theory_figures.stored_bottleneck]).
 
     Returns:
         The PNG paths written (the HTML lies beside each).
     """
-    return write_figures(results, theory_figures(registry, bottleneck))
+    return write_figures(results, theory_figures(registry, bottleneck or stored_bottleneck(results, retrain_toy)))

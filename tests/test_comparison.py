@@ -1,7 +1,9 @@
 """The Transformer-vs-RNN page: intervals from real outputs, training from the models' logs, speed from the bench."""
 
 import json
+from dataclasses import asdict
 
+from attention_core.zoo import RECIPE_SETS, trained_recipe
 from reports.comparison import markdown, quality_rows, training_rows, write_comparison
 
 REFS = [f"the cat number {i} sat on the mat" for i in range(60)]
@@ -37,15 +39,19 @@ def test_the_transformer_is_compared_with_the_default_and_the_best_rnn_with_inte
 
 def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
     models, results = tmp_path / "models", tmp_path / "results"
-    for variant, seconds in (("luong-general", 100.0), ("transformer", 60.0)):
+    gpu, earlier = RECIPE_SETS["gpu"]["translation"], {"batch_size": 64, "lr": 0.001}  # the bundled ones' own
+    for variant, seconds, train in (("luong-general", 100.0, asdict(gpu.continued)), ("transformer", 60.0, earlier)):
         folder = models / "translation" / variant
         folder.mkdir(parents=True)
         history = [{"epoch": e, "dev_bleu": b, "seconds": seconds, "pairs_per_s": 300.0 + e}
                    for e, b in ((1, 10.0), (2, 12.5), (3, 12.0))]
-        command = "attention-lab zoo --recipe gpu" if variant == "luong-general" else "attention-lab zoo"
-        (folder / "config.json").write_text(json.dumps({"meta": {"history": history, "command": command}}))
+        (folder / "config.json").write_text(json.dumps({"meta": {"history": history, "train": train,
+                                                                 "command": "attention-lab zoo"}}))
     rows = training_rows(models)
-    assert [r["recipe"] for r in rows] == ["gpu", "cpu"]
+    # known by the settings it trained at, not the command line: the translation recipe's last stage is the continued
+    assert [r["recipe"] for r in rows] == ["gpu", "earlier (batch 64, lr 0.001)"]
+    assert trained_recipe("translation", asdict(RECIPE_SETS["cpu"]["translation"].continued)) == "cpu"
+    assert trained_recipe("couplet", asdict(RECIPE_SETS["gpu"]["couplet"].train)) == "gpu"
     assert [(r["variant"], r["epochs"], r["best_epoch"], r["train_minutes"]) for r in rows] == [
         ("luong-general", 3, 2, 5.0), ("transformer", 3, 2, 3.0)]
     results.mkdir()
@@ -58,7 +64,7 @@ def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
     page = write_comparison(results, models, _reports(), {"translation": REFS}).read_text()
     assert "| training pairs/s (fp32, batch 64) | 150.0 | 100.0 | 1.50× |" in page
     assert "| translation: one sentence, greedy (ms) | 20.0 | 10.0 | 2.00× |" in page
-    assert "| translation | `transformer` | cpu | 3 | 2 | 12.5 | 3.0 | 302.0 |" in page
+    assert "| translation | `transformer` | earlier (batch 64, lr 0.001) | 3 | 2 | 12.5 | 3.0 | 302.0 |" in page
     assert write_comparison(results, models, {"translation": {}}, {}) is None
 
 

@@ -12,6 +12,7 @@ from attention_core.metrics import (
     diagonality,
     repetition_pattern,
     tone_class,
+    uniform_entropy,
 )
 
 
@@ -88,3 +89,23 @@ def test_alignment_statistics():
     assert attention_entropy(torch.eye(4)) == pytest.approx(0.0, abs=1e-6)
     assert diagonality(torch.eye(5)) == pytest.approx(1.0)
     assert diagonality(torch.eye(5).flip(1), width=0.5) == pytest.approx(1 / 5)
+
+
+def test_uniform_entropy_is_the_ceiling_of_attention_entropy():
+    weights = torch.softmax(torch.randn(5, 7, generator=torch.Generator().manual_seed(0)) * 3, dim=-1)
+    assert uniform_entropy(weights) == pytest.approx(math.log(7))
+    assert attention_entropy(weights) < uniform_entropy(weights)
+    assert uniform_entropy(torch.zeros(0, 7)) == 0.0
+
+
+def test_an_evaluation_report_sets_attention_entropy_beside_its_uniform_ceiling(model_dir):
+    from attention_core.evaluation import evaluate
+    from attention_core.hub import load_folder
+
+    translator = load_folder(model_dir)
+    pairs = [("我喜欢自然语言处理", "i like natural language processing"),
+             ("今天天气很好", "the weather is nice today")]
+    alignment = evaluate(translator, pairs)["alignment"]
+    # the mean over outputs of log S, S each source's characters
+    assert alignment["uniform_entropy"] == pytest.approx((math.log(9) + math.log(6)) / 2, abs=1e-6)
+    assert 0.0 <= alignment["entropy"] <= alignment["uniform_entropy"] + 1e-6

@@ -200,6 +200,25 @@ def test_bottleneck_accuracy_counts_its_test_sequences():
     assert all(list(trace.customdata[1]) == [3, result.tokens[1]] for trace in fig.data)
 
 
+def test_the_bottleneck_accuracies_are_measured_once_and_again_only_when_their_settings_change(tmp_path,
+                                                                                                    monkeypatch):
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return tf.BottleneckResult([(5, 9)], [3], [20], {"attention": [0.5 + len(calls)], "none": [0.25]},
+                                   {"attention": 2, "none": 2})
+
+    monkeypatch.setattr(tf, "bottleneck_accuracy", measure)
+    first = tf.stored_bottleneck(tmp_path)
+    again = tf.stored_bottleneck(tmp_path)
+    assert len(calls) == 1 and again == first and again.buckets == [(5, 9)]  # read back, tuples and all
+    assert tf.stored_bottleneck(tmp_path, retrain=True).accuracy["attention"] == [2.5] and len(calls) == 2
+    monkeypatch.setattr(tf, "BOTTLENECK", {**tf.BOTTLENECK, "steps": 2400})  # another figure: measured anew
+    assert tf.stored_bottleneck(tmp_path).accuracy["attention"] == [3.5] and len(calls) == 3
+    assert tf.stored_bottleneck(tmp_path).accuracy["attention"] == [3.5] and len(calls) == 3
+
+
 def test_every_theory_page_shows_a_figure_that_exists_and_has_an_app_link():
     links = json.loads((ROOT / "results" / "figures" / "app-links.json").read_text(encoding="utf-8"))
     for page in sorted((ROOT / "docs" / "theory").glob("*.md")):  # the Chinese pages and any English edition
