@@ -40,3 +40,12 @@ def test_the_bottleneck_table_shows_the_figures_accuracies(page):
     for name, ys in traces.items():
         row = rows["no attention" if name.lower().startswith("no attention") else "attention"]
         assert row == [round(100 * y, 1) for y in ys], f"{page}: {name} plots {ys}, the table shows {row}"
+
+
+def test_the_stored_toy_accuracies_are_the_ones_the_figure_plots():
+    """``python -m reports`` redraws the figure from ``results/theory_bottleneck.json``: the two must agree."""
+    stored = json.loads((ROOT / "results" / "theory_bottleneck.json").read_text(encoding="utf-8"))["result"]
+    for name, ys in plotted().items():
+        key = "none" if name.lower().startswith("no attention") else "attention"
+        assert ys == stored["accuracy"][key], f"{name}: the figure plots {ys}, the store {stored['accuracy'][key]}"
+        assert f"{stored['steps'][key]} steps" in name
