@@ -148,7 +148,6 @@ eight times the batch and twice the learning rate, for a lent GPU that trains th
 ``scripts/zoo_device.sh``)."""
 
 
-
 def trained_recipe(task: str, settings: dict) -> str | None:
     """The name in [`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS] a run of ``task`` was trained at, if any.
 

@@ -40,7 +40,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 
@@ -55,6 +55,7 @@ from attention_core.attribution import input_x_gradient
 from attention_core.batch import make_batch
 from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
+from attention_core.hub import atomic_write_text
 from attention_core.metrics import attention_entropy, diagonality
 from attention_core.pipeline import Output, Translator
 from attention_core.scores import build_score
@@ -902,10 +903,6 @@ def stored_bottleneck(results: Path, retrain: bool = False) -> BottleneckResult:
         retrain: Measure again even when the stored accuracies match the settings (after a change to the live
             tab's training code, which the settings do not capture).
     """
-    from dataclasses import asdict
-
-    from attention_core.hub import atomic_write_text
-
     path = results / BOTTLENECK_STORE
     settings = {"bottleneck": BOTTLENECK, "buckets": [list(b) for b in BUCKETS]}
     if path.is_file() and not retrain:
