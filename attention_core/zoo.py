@@ -153,15 +153,18 @@ def trained_recipe(task: str, settings: dict) -> str | None:
 
     Args:
         task: ``translation`` or ``couplet``.
-        settings: The run's training settings (``meta["train"]`` of its model): a recipe is known by the batch size
-            and learning rate of its last stage (the ``continued`` one when the recipe has it).
+        settings: The run's training settings (``meta["train"]`` of its model): a recipe is known by the epochs,
+            batch size and learning rate of its last stage (the ``continued`` one when the recipe has it); an
+            earlier recipe that shared all three with today's would be taken for it.
 
     Returns:
         ``cpu``, ``gpu``, or ``None`` for a run of neither (an earlier recipe, or a run by hand).
     """
+    key = (settings.get("epochs"), settings.get("batch_size"), settings.get("lr"))
     for name, recipes in RECIPE_SETS.items():
-        last = recipes[task].continued or recipes[task].train
-        if (settings.get("batch_size"), settings.get("lr")) == (last.batch_size, last.lr):
+        recipe = recipes.get(task)
+        last = recipe and (recipe.continued or recipe.train)
+        if last is not None and key == (last.epochs, last.batch_size, last.lr):
             return name
     return None
 

@@ -109,7 +109,9 @@ def decode(run: Path, data: str | None, limit: int | None = None, sets: Iterable
 
 
 def variant_spread() -> dict | None:
-    """The largest beam-5 BLEU difference between two attention variants of the bundled couplet zoo, per set.
+    """The largest beam-5 BLEU difference between two attention scores of the bundled couplet zoo, per set.
+
+    The RNN variants only: ``none`` has no score and the Transformer is another architecture.
 
     With ``zoo``: which zoo that is (the default variant's hidden size and training pairs an epoch), so that the
     sentence stays true when the zoo is retrained (``--refresh`` rewrites it for the zoo bundled then).
@@ -117,7 +119,8 @@ def variant_spread() -> dict | None:
     spread: dict = {}
     for name, stem in (("test", "couplet"), ("poetry-test", "couplet-poetry-test")):
         scores = [json.loads(p.read_text(encoding="utf-8"))["bleu"]
-                  for p in (ROOT / "results" / "eval").glob(f"{stem}--*--beam5.json") if "--none--" not in p.name]
+                  for p in (ROOT / "results" / "eval").glob(f"{stem}--*--beam5.json")
+                  if p.name.split("--")[1] not in ("none", "transformer")]  # the RNN's attention scores only
         if len(scores) < 2:
             return None
         spread[name] = round(max(scores) - min(scores), 2)
@@ -238,7 +241,11 @@ def refresh(out: Path, stem: str, study: dict) -> None:
     if not path.is_file():
         sys.exit(f"error: {path} is missing: run the study first (--arm …)")
     report = json.loads(path.read_text(encoding="utf-8"))
-    write({**report, "variant_spread": variant_spread()}, out, stem, study)
+    spread = variant_spread()
+    if spread is None:
+        sys.exit("error: results/eval holds fewer than two beam-5 reports of the couplet zoo's attention scores on "
+                 "each test set: nothing to refresh the spread from")
+    write({**report, "variant_spread": spread}, out, stem, study)
 
 
 if __name__ == "__main__":

@@ -88,10 +88,12 @@ def training_rows(models: Path) -> list[dict]:
 def recipe_label(task: str, settings: dict) -> str:
     """The zoo recipe a model was trained at (``attention-lab zoo --recipe``).
 
-    A model of an earlier recipe is labelled by its batch size and learning rate.
+    A model of an earlier recipe is labelled by its batch size and learning rate; one without training settings
+    in its metadata, ``unknown``.
     """
-    return trained_recipe(task, settings) or (f"earlier (batch {settings.get('batch_size')}, "
-                                              f"lr {settings.get('lr')})")
+    if settings.get("batch_size") is None or settings.get("lr") is None:
+        return "unknown"  # a model saved before its metadata kept the training settings
+    return trained_recipe(task, settings) or f"earlier (batch {settings['batch_size']}, lr {settings['lr']})"
 
 
 def size_rows(models: Path) -> list[dict]:

@@ -83,6 +83,10 @@ BOTTLENECK = dict(task="reverse", min_len=5, max_len=30, steps=1200)
 """The live-tab settings of the bottleneck curve (both models; only ``attention`` differs)."""
 BUCKETS = ((5, 9), (10, 14), (15, 19), (20, 24), (25, 30))
 """Length buckets of the bottleneck curve (inclusive)."""
+BOTTLENECK_TESTS = 200
+"""Test sequences per length bucket of the bottleneck curve."""
+BOTTLENECK_SEED = 7
+"""Seed of the bottleneck curve's test sequences."""
 BOTTLENECK_STORE = "theory_bottleneck.json"
 """The bottleneck curve's measured accuracies in ``results/`` with the settings they were measured at: the figure
 depends on no bundled model, so ``python -m reports`` retrains the two toy models only when the settings change or
@@ -860,8 +864,8 @@ class BottleneckResult:
     steps: dict[str, int]
 
 
-def bottleneck_accuracy(steps: int = BOTTLENECK["steps"], per_bucket: int = 200,
-                        buckets: Sequence[tuple[int, int]] = BUCKETS, seed: int = 7) -> BottleneckResult:
+def bottleneck_accuracy(steps: int = BOTTLENECK["steps"], per_bucket: int = BOTTLENECK_TESTS,
+                        buckets: Sequence[tuple[int, int]] = BUCKETS, seed: int = BOTTLENECK_SEED) -> BottleneckResult:
     """Train the live tab's toy model with and without attention, then score it per length bucket.
 
     Both models are trained by ``demo.live.train_live`` on the reverse task (lengths ``BOTTLENECK``),
@@ -894,7 +898,8 @@ def bottleneck_accuracy(steps: int = BOTTLENECK["steps"], per_bucket: int = 200,
 def stored_bottleneck(results: Path, retrain: bool = False) -> BottleneckResult:
     """The bottleneck curve's accuracies, measured once and kept.
 
-    Read from ``results/theory_bottleneck.json`` when measured at today's settings (``BOTTLENECK``, ``BUCKETS``),
+    Read from ``results/theory_bottleneck.json`` when measured at today's settings (``BOTTLENECK``, ``BUCKETS``,
+    ``BOTTLENECK_TESTS``, ``BOTTLENECK_SEED``),
     else measured by [`bottleneck_accuracy`][reports.theory_figures.bottleneck_accuracy] (two toy trainings) and
     stored there.
 
@@ -904,14 +909,15 @@ def stored_bottleneck(results: Path, retrain: bool = False) -> BottleneckResult:
             tab's training code, which the settings do not capture).
     """
     path = results / BOTTLENECK_STORE
-    settings = {"bottleneck": BOTTLENECK, "buckets": [list(b) for b in BUCKETS]}
+    settings = {"bottleneck": BOTTLENECK, "buckets": [list(b) for b in BUCKETS], "per_bucket": BOTTLENECK_TESTS,
+                "seed": BOTTLENECK_SEED}
     if path.is_file() and not retrain:
         stored = json.loads(path.read_text(encoding="utf-8"))
         if stored.get("settings") == settings:
             r = stored["result"]
             return BottleneckResult([tuple(b) for b in r["buckets"]], r["sequences"], r["tokens"], r["accuracy"],
                                     r["steps"])
-    result = bottleneck_accuracy()
+    result = bottleneck_accuracy(BOTTLENECK["steps"], BOTTLENECK_TESTS, BUCKETS, BOTTLENECK_SEED)
     atomic_write_text(path, json.dumps({"settings": settings, "result": asdict(result)}, indent=1) + "\n")
     return result
 

@@ -4,7 +4,7 @@ import json
 from dataclasses import asdict
 
 from attention_core.zoo import RECIPE_SETS, trained_recipe
-from reports.comparison import markdown, quality_rows, training_rows, write_comparison
+from reports.comparison import markdown, quality_rows, recipe_label, training_rows, write_comparison
 
 REFS = [f"the cat number {i} sat on the mat" for i in range(60)]
 
@@ -52,6 +52,8 @@ def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
     assert [r["recipe"] for r in rows] == ["gpu", "earlier (batch 64, lr 0.001)"]
     assert trained_recipe("translation", asdict(RECIPE_SETS["cpu"]["translation"].continued)) == "cpu"
     assert trained_recipe("couplet", asdict(RECIPE_SETS["gpu"]["couplet"].train)) == "gpu"
+    assert trained_recipe("couplet", {"epochs": 5, "batch_size": 64, "lr": 0.001}) is None  # the 55k zoo's, not cpu's
+    assert recipe_label("translation", {}) == "unknown"
     assert [(r["variant"], r["epochs"], r["best_epoch"], r["train_minutes"]) for r in rows] == [
         ("luong-general", 3, 2, 5.0), ("transformer", 3, 2, 3.0)]
     results.mkdir()

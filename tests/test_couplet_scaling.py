@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 spec = importlib.util.spec_from_file_location(
     "couplet_scaling", Path(__file__).resolve().parents[1] / "benchmarks" / "couplet_scaling.py")
 couplet_scaling = importlib.util.module_from_spec(spec)
@@ -25,7 +27,7 @@ def _zoo(root: Path, scores: dict[str, dict[str, float]], hidden: int, pairs: in
 
 def test_the_spread_leaves_out_none_and_names_the_zoo(tmp_path, monkeypatch):
     monkeypatch.setattr(couplet_scaling, "ROOT", tmp_path)
-    _zoo(tmp_path, {"couplet": {"luong-general": 1.87, "luong-scaled_dot": 0.95, "none": 0.10},
+    _zoo(tmp_path, {"couplet": {"luong-general": 1.87, "luong-scaled_dot": 0.95, "none": 0.10, "transformer": 3.0},
                     "couplet-poetry-test": {"luong-general": 0.52, "luong-scaled_dot": 0.17}}, 352, 946087)
     spread = couplet_scaling.variant_spread()
     assert spread == {"test": 0.92, "poetry-test": 0.35, "zoo": "hidden 352, 946,087 training pairs an epoch"}
@@ -55,3 +57,11 @@ def test_a_refreshed_study_keeps_its_arms_and_takes_the_zoo_bundled_now(tmp_path
     assert "0.55" not in text
     saved = json.loads((tmp_path / "out" / "couplet_scaling.json").read_text())
     assert saved["arms"]["55k"] == old and saved["variant_spread"]["test"] == 1.0
+
+
+def test_a_refresh_without_the_zoo_s_reports_stops_with_one_line_and_keeps_the_study(tmp_path, monkeypatch):
+    monkeypatch.setattr(couplet_scaling, "ROOT", tmp_path)  # no results/eval at all
+    (tmp_path / "couplet_scaling.json").write_text('{"reference": "a", "arms": {}, "variant_spread": {"test": 0.5}}')
+    with pytest.raises(SystemExit, match="fewer than two beam-5 reports"):
+        couplet_scaling.refresh(tmp_path, "couplet_scaling", couplet_scaling.STUDIES["scaling"])
+    assert json.loads((tmp_path / "couplet_scaling.json").read_text())["variant_spread"] == {"test": 0.5}

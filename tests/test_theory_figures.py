@@ -204,8 +204,8 @@ def test_the_bottleneck_accuracies_are_measured_once_and_again_only_when_their_s
                                                                                                     monkeypatch):
     calls = []
 
-    def measure():
-        calls.append(1)
+    def measure(steps, per_bucket, buckets, seed):
+        calls.append(steps)
         return tf.BottleneckResult([(5, 9)], [3], [20], {"attention": [0.5 + len(calls)], "none": [0.25]},
                                    {"attention": 2, "none": 2})
 
@@ -215,7 +215,7 @@ def test_the_bottleneck_accuracies_are_measured_once_and_again_only_when_their_s
     assert len(calls) == 1 and again == first and again.buckets == [(5, 9)]  # read back, tuples and all
     assert tf.stored_bottleneck(tmp_path, retrain=True).accuracy["attention"] == [2.5] and len(calls) == 2
     monkeypatch.setattr(tf, "BOTTLENECK", {**tf.BOTTLENECK, "steps": 2400})  # another figure: measured anew
-    assert tf.stored_bottleneck(tmp_path).accuracy["attention"] == [3.5] and len(calls) == 3
+    assert tf.stored_bottleneck(tmp_path).accuracy["attention"] == [3.5] and calls == [1200, 1200, 2400]
     assert tf.stored_bottleneck(tmp_path).accuracy["attention"] == [3.5] and len(calls) == 3
 
 
