@@ -124,13 +124,13 @@ def variant_spread() -> dict | None:
         if len(scores) < 2:
             return None
         spread[name] = round(max(scores) - min(scores), 2)
-    config = ROOT / "models" / "couplet" / "luong-general" / "config.json"
-    if config.is_file():
-        model = json.loads(config.read_text(encoding="utf-8"))
-        pairs = model.get("meta", {}).get("data", {}).get("sizes", {}).get("train")
-        hidden = model.get("model", {}).get("hidden_size")
-        spread["zoo"] = ", ".join(x for x in (f"hidden {hidden}" if hidden else "",
-                                              f"{pairs:,} training pairs an epoch" if pairs else "") if x)
+    default = ROOT / "models" / "couplet" / "luong-general"
+    if (default / "config.json").is_file():
+        from attention_core.hub import read_config
+
+        cfg, _, meta = read_config(default)
+        pairs = meta.get("data", {}).get("sizes", {}).get("train")
+        spread["zoo"] = f"hidden {cfg.hidden_size}" + (f", {pairs:,} training pairs an epoch" if pairs else "")
     return spread
 
 

@@ -915,8 +915,7 @@ def stored_bottleneck(results: Path, retrain: bool = False) -> BottleneckResult:
         stored = json.loads(path.read_text(encoding="utf-8"))
         if stored.get("settings") == settings:
             r = stored["result"]
-            return BottleneckResult([tuple(b) for b in r["buckets"]], r["sequences"], r["tokens"], r["accuracy"],
-                                    r["steps"])
+            return BottleneckResult(**{**r, "buckets": [tuple(b) for b in r["buckets"]]})  # JSON made them lists
     result = bottleneck_accuracy(BOTTLENECK["steps"], BOTTLENECK_TESTS, BUCKETS, BOTTLENECK_SEED)
     atomic_write_text(path, json.dumps({"settings": settings, "result": asdict(result)}, indent=1) + "\n")
     return result

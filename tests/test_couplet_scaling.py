@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+
+from attention_core.config import ModelConfig
+from attention_core.hub import FORMAT
 
 spec = importlib.util.spec_from_file_location(
     "couplet_scaling", Path(__file__).resolve().parents[1] / "benchmarks" / "couplet_scaling.py")
@@ -22,7 +26,9 @@ def _zoo(root: Path, scores: dict[str, dict[str, float]], hidden: int, pairs: in
             (root / "results" / "eval" / f"{stem}--{variant}--beam5.json").write_text(json.dumps({"bleu": bleu}))
     config = root / "models" / "couplet" / "luong-general" / "config.json"
     config.parent.mkdir(parents=True)
-    config.write_text(json.dumps({"model": {"hidden_size": hidden}, "meta": {"data": {"sizes": {"train": pairs}}}}))
+    model = asdict(ModelConfig(src_vocab_size=10, tgt_vocab_size=10, hidden_size=hidden))
+    config.write_text(json.dumps({"format": FORMAT, "task": "couplet", "model": model,
+                                  "meta": {"data": {"sizes": {"train": pairs}}}}))
 
 
 def test_the_spread_leaves_out_none_and_names_the_zoo(tmp_path, monkeypatch):
