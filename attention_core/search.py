@@ -221,7 +221,7 @@ COVERAGE_FLOOR = 1e-6
 
 
 def coverage_penalty(weights: Tensor, floor: float = COVERAGE_FLOOR) -> float:
-    """The coverage penalty of one output's attention (Wu et al. 2016): ``Σ_j log min(Σ_t α_tj, 1)``.
+    """The coverage penalty of one output's attention (Wu et al. 2016): ``Σ_j log min(Σ_t a_tj, 1)``.
 
     Zero when every source position received at least one unit of attention over the output, more negative the
     more attention a position lacks; a position that received none counts as ``log floor``.
@@ -298,7 +298,7 @@ def beam_search_nbest(
         constraint: Optional step-wise constraint.
         alpha: Length-normalisation exponent (0 = raw log-probability).
         coverage: Weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
-            ``log p / len^alpha + β Σ_j log min(Σ_t α_tj, 1)``, so one that left source words without
+            ``log p / len^alpha + β Σ_j log min(Σ_t a_tj, 1)``, so one that left source words without
             attention (an untranslated clause) ranks lower
             ([`coverage_penalty`][attention_core.search.coverage_penalty]); a live hypothesis is compared with
             its penalty so far. ``log p / len`` is a per-token average while the penalty is a sum over the

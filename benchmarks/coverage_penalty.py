@@ -5,7 +5,7 @@ Usage::
     python benchmarks/coverage_penalty.py            # → results/coverage_penalty.{md,json}
     python benchmarks/coverage_penalty.py --model runs/zoo3/models/translation/luong-general
 
-Beam 5 (``Translator.translate(coverage=β)``): a finished hypothesis scores ``log p / len + β Σ_j log min(Σ_t α_tj,
+Beam 5 (``Translator.translate(coverage=β)``): a finished hypothesis scores ``log p / len + β Σ_j log min(Σ_t a_tj,
 1)``. For each β, on the two dev sets (where a setting would be chosen): BLEU (sacrebleu 13a, lower-cased), its
 difference from β = 0 by paired bootstrap (1,000 samples, 95 % interval), chrF, the outputs that change and the
 length of the outputs against the references' (words, all outputs together).
