@@ -29,6 +29,11 @@ attention instead. The names switch does the same for names, in three steps:
    it), the attention places the name: it goes before the first output word whose attention peaks at or after the
    name in the source. Up to three people and two places a sentence are carried; more are left to the model.
 
+A name the model's corpus has taught it ([`known_names`][attention_core.names.known_names]: 汤姆, 大卫, 上海 …) is
+left to the model, which writes it its own way (谢尔顿 → Sheldon); when its output leaves out a known name the
+dictionary gives an English name ([`dropped_known`][attention_core.names.dropped_known]), the sentence is translated
+again with that name carried too.
+
 Only the output *text* changes: the tokens and the attention stay the model's, for the sentence it read (汤姆 in
 the source columns, ``tom`` in the rows), so the heatmap, the gradients and a Transformer's heads show what the model
 did; ``Output.names`` says what was carried and how each name reached the text (``carried``, ``attention``).
@@ -370,6 +375,71 @@ def known_names(sources: Iterable[str], min_count: int = KNOWN_COUNT) -> list[st
     """
     counts = Counter(name.text for text in sources for name in {n.text: n for n in find_names(text)}.values())
     return sorted(name for name, count in counts.items() if count >= min_count)
+
+
+_NAME_LIST = re.compile(r"^([A-Z][^()]*) \(name\)$")
+
+
+def name_forms(text: str) -> set[str]:
+    """Every English form CC-CEDICT lists for the name ``text`` ("Roth, Ross, Rose or Rossi (name)" → all four).
+
+    Args:
+        text: A name in Chinese characters.
+    """
+    forms = set()
+    for entry in dictionary().get(text, []):
+        if entry.proper:
+            for definition in entry.definitions:
+                match = _NAME_LIST.match(definition)
+                if match:
+                    forms.update(f.strip() for f in re.split(r",| or ", match.group(1)) if f.strip()[:1].isupper())
+    return forms
+
+
+def dropped_known(text: str, known: Collection[str], output: str) -> list[str]:
+    """The people's names of ``text`` left to the model (``known``) that its ``output`` does not write.
+
+    A model that knows a name still drops it at times (大卫打算暑假去云南旅游。 → "Most of a summer vacation is
+    traveling by summer vacation."); the translator then translates the sentence again with that name carried. A
+    known person's name is left out when the dictionary gives it an English name (``how == "dictionary"``: 大卫 →
+    David) and the output writes none of the dictionary's forms of it (whole word, any case: 罗斯 "Roth, Ross, Rose
+    or Rossi" is written by "Ross"). Not checked: a name romanised from its characters (its corpus may write it its
+    own way, 谢尔顿 → Sheldon, not Xie Erdun); a name cut from a longer word jieba tagged as a name (贝克 "Baker" of
+    贝克特, Beckett; 雷诺 "Reynolds" of 莫雷诺, Moreno), which the model may well have written; and places (德州 is
+    Dezhou, and Texas).
+
+    Args:
+        text: The source text.
+        known: The names left to the model (its ``meta["known_names"]``).
+        output: The model's output for ``text``.
+
+    Returns:
+        Each such name once, in the order of the text.
+
+    Examples:
+        >>> dropped_known("大卫打算暑假去云南旅游。", ["大卫"], "Most of a summer vacation is traveling.")
+        ['大卫']
+        >>> dropped_known("大卫打算暑假去云南旅游。", ["大卫"], "David's going to Yunnan.")
+        []
+    """
+    text = normalize_chinese(text)
+    words, start = [], 0
+    for piece in posseg().cut(text):
+        words.append((start, start + len(piece.word)))
+        start += len(piece.word)
+
+    def whole(name: RareWord) -> bool:  # the word it was found in is the name, or the name and a word of grammar
+        at, end = next((a, e) for a, e in words if a <= name.start < e)
+        rest = text[at : name.start] + text[name.end : max(end, name.end)]
+        return all(c in FUNCTION_ENDINGS for c in rest)
+
+    def written(name: RareWord) -> bool:
+        return any(re.search(rf"(?<![A-Za-z]){re.escape(form)}(?![A-Za-z])", output, re.IGNORECASE)
+                   for form in name_forms(name.text) | {name.english})
+
+    return list(dict.fromkeys(n.text for n in find_names(text)
+                              if n.text in known and n.how == "dictionary" and n.kind == "person" and whole(n)
+                              and not written(n)))
 
 
 def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRIERS,

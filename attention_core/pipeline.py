@@ -16,7 +16,7 @@ from attention_core.couplet import CoupletConstraint, CoupletRules, own_marks
 from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.coverage import Word, low_coverage
 from attention_core.data import Task
-from attention_core.names import Prepared, prepare, restore
+from attention_core.names import Prepared, dropped_known, prepare, restore
 from attention_core.repetition import LoopGuard
 from attention_core.search import Chain, beam_search_nbest, check_coverage, greedy
 from attention_core.seq2seq import Seq2Seq, WindowArg
@@ -366,8 +366,10 @@ class Translator:
             names: Carry people's names through the model and write them transliterated (pinyin) or as the
                 dictionary writes them ([`attention_core.names`][attention_core.names]), numbers as English writes
                 them ([`attention_core.numbers`][attention_core.numbers]), and the nouns the model left out as the
-                dictionary writes them (a second translation, [`attention_core.words`][attention_core.words]);
-                Chinese → English models only ([`reads_names`][attention_core.pipeline.Translator.reads_names]).
+                dictionary writes them (a second translation, [`attention_core.words`][attention_core.words],
+                which also carries a name the model knows but left out,
+                [`dropped_known`][attention_core.names.dropped_known]); Chinese → English models only
+                ([`reads_names`][attention_core.pipeline.Translator.reads_names]).
             loop_guard: Keep outputs out of loops: ``True`` is [`LoopGuard()`][attention_core.repetition.LoopGuard]
                 (no token more than three times in a row, no 6-gram twice), a ``LoopGuard`` sets its limits,
                 ``None`` is the task's default (``Task.loop_guard``: on for translation).
@@ -400,20 +402,41 @@ class Translator:
         results = self._decode([self.task.tokenize_src(p.text) for p in prepared], **decode)
         results = [restore(out, p, self.task.tokenize_src, self.detokenize) for out, p in zip(results, prepared)]
         # the common words the model left out: the sentence again, with those words carried too
+        missing = {i: left_out(find_words(text), out.text) for i, (text, out) in enumerate(zip(texts, results))}
+        words = self._again(results, {i: prepare(texts[i], known=known, words=w) for i, w in missing.items() if w},
+                            decode)
+        # then the names it knows but left out: again, with those names carried too (and the words carried so far)
         again = {}
         for i, (text, out) in enumerate(zip(texts, results)):
-            words = left_out(find_words(text), out.text)
-            if words:
-                again[i] = prepare(text, known=known, words=words)
-        if again:
-            redone = self._decode([self.task.tokenize_src(p.text) for p in again.values()], **decode)
-            for i, out, p in zip(again, redone, again.values()):
-                out = restore(out, p, self.task.tokenize_src, self.detokenize)
-                carried = [(c.name, placed) for c, placed in zip(p.carried, p.placed) if c.name.group == "word"]
-                if (all(placed == "carried" for _, placed in carried)
-                        and not overstated([word for word, _ in carried], out.text)):
-                    results[i] = out  # else it dropped a carrier, or wrote one twice: its first translation stays
+            if dropped := dropped_known(text, known, out.text):
+                again[i] = prepare(text, known=[k for k in known if k not in dropped], words=words.get(i, ()))
+        self._again(results, again, decode)
         return results
+
+    def _again(self, results: list[Output], again: dict[int, Prepared], decode: dict) -> dict[int, list]:
+        """Translate some sentences again, with more carried.
+
+        A new translation replaces ``results[i]`` when the model wrote every carried common word's carrier, once;
+        else (it dropped one, or wrote one in another word's place too) the translation before stays.
+
+        Args:
+            results: The outputs so far, one per sentence (changed in place).
+            again: The sentences to translate again, by index, prepared with what they carry.
+            decode: ``_decode``'s options.
+
+        Returns:
+            The common words each replaced output carries, by index.
+        """
+        carried_words = {}
+        redone = self._decode([self.task.tokenize_src(p.text) for p in again.values()], **decode) if again else []
+        for i, out, p in zip(again, redone, again.values()):
+            out = restore(out, p, self.task.tokenize_src, self.detokenize)
+            carried = [(c.name, placed) for c, placed in zip(p.carried, p.placed) if c.name.group == "word"]
+            if (all(placed == "carried" for _, placed in carried)
+                    and not overstated([word for word, _ in carried], out.text)):
+                results[i] = out
+                carried_words[i] = [word for word, _ in carried]
+        return carried_words
 
     def _decode(self, tokenised: list[list[str]], beam_size: int, window: WindowArg, hard: bool,
                 constrained: bool, rules: CoupletRules | None, batch_size: int, max_len: int | None,

@@ -212,7 +212,11 @@ def overstated(words: Sequence[RareWord], output: str) -> bool:
         True
         >>> overstated(boyfriend, "Anna will marry her boyfriend next month.")
         False
+        >>> overstated([], "Anna will marry her boyfriend next month.")
+        False
     """
+    if not words:
+        return False
     said = Counter(w.english for w in words)
     forms = {form.lower(): english for english in said for form in (english, plural(english))}
     longest_first = sorted(forms, key=len, reverse=True)  # "peanut butter" (花生酱) is not also a "peanut" (花生)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from attention_core.hub import load_folder, save_pretrained
 from attention_core.names import (
     Carried,
     Prepared,
+    dropped_known,
     find_names,
     known_names,
     prepare,
@@ -177,6 +179,67 @@ def test_names_the_model_knows_are_left_to_it():
     translator.meta["known_names"] = ["张伟"]
     out, = translator.translate(["我的朋友张伟是医生。"], names=True)
     assert out.names.carried == [] and "张" in out.source_tokens
+
+
+def _model_that_drops_david(monkeypatch):
+    """A decoder stand-in that leaves 大卫 out ("my friend is a doctor") but writes its carrier 汤姆 as "tom"."""
+
+    def decode(self, tokenised, **options):
+        outs = []
+        for source in tokenised:
+            read = "".join(source)
+            words = ["my", "friend", *(["tom"] if "汤姆" in read else []), "is", "a", "doctor", "."]
+            out = output(words, [min(k, len(source) - 1) for k in range(len(words))], len(source))
+            outs.append(replace(out, text=" ".join(words)))
+        return outs
+
+    monkeypatch.setattr(Translator, "_decode", decode)
+
+
+def test_a_known_name_the_model_left_out_is_carried_on_a_second_translation(monkeypatch):
+    assert dropped_known("我的朋友大卫是医生。", ["大卫"], "My friend is a doctor.") == ["大卫"]
+    assert dropped_known("我的朋友大卫是医生。", ["大卫"], "My friend DAVID's a doctor.") == []
+    assert dropped_known("我的朋友大卫是医生。", [], "My friend is a doctor.") == []  # not known: carried anyway
+    assert dropped_known("谢尔顿是医生。", ["谢尔顿"], "Sheldon is a doctor.") == []  # romanised: not checked
+    assert dropped_known("我的朋友大衛是醫生。", ["大卫"], "My friend is a doctor.") == ["大卫"]  # simplified first
+    _model_that_drops_david(monkeypatch)
+    translator = tiny("translation")
+    translator.meta["known_names"] = ["大卫"]
+    out, = translator.translate(["我的朋友大卫是医生。"], names=True)
+    assert out.text == "My friend David is a doctor."
+    assert out.names.lines("name") == ["大卫 → David (dictionary; the model read 汤姆 and wrote Tom)"]
+    kept, = translator.translate(["我的朋友汤姆是医生。"], names=True)  # nothing left out: one translation
+    assert kept.text == "My friend Tom is a doctor."
+
+
+@pytest.mark.parametrize("carrier", ["written", "dropped"])
+def test_a_known_name_left_out_is_carried_with_the_words_carried_before(monkeypatch, carrier):
+    """大卫对花生过敏。: the model leaves out 大卫 and 花生 ("flowers"); the words' pass carries 花生 as 苹果,
+    the names' pass 大卫 as 汤姆 and 苹果 again; if the model drops the word's carrier there, the words' pass's
+    output stays."""
+    names_pass = []
+
+    def decode(self, tokenised, **options):
+        outs = []
+        for source in tokenised:
+            read = "".join(source)
+            names_pass.append("汤姆" in read)
+            fruit = [] if "汤姆" in read and carrier == "dropped" else ["apples"]
+            words = [*(["tom"] if "汤姆" in read else []), "is", "allergic", "to",
+                     *(["flowers"] if "花生" in read else fruit), "."]
+            out = output(words, [min(k, len(source) - 1) for k in range(len(words))], len(source))
+            outs.append(replace(out, text=" ".join(words)))
+        return outs
+
+    monkeypatch.setattr(Translator, "_decode", decode)
+    translator = tiny("translation")
+    translator.meta["known_names"] = ["大卫"]
+    out, = translator.translate(["大卫对花生过敏。"], names=True)
+    assert names_pass == [False, False, True]  # three translations: as it is, the word carried, both carried
+    if carrier == "written":
+        assert out.text == "David is allergic to peanuts."
+    else:
+        assert out.text == "Is allergic to peanuts." and out.names.lines("name") == []
 
 
 @pytest.mark.parametrize("text, places", [
