@@ -17,8 +17,6 @@ those sentences with a paired bootstrap (1,000 samples). Every changed output is
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -28,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench import write_report  # noqa: E402
 from names import compare  # noqa: E402
-from visitor import BEAM, model_sets  # noqa: E402
+from visitor import BEAM, model_parser, model_sets  # noqa: E402
 
 
 def known_in(chinese: str, known: Sequence[str]) -> list[tuple[str, str]]:
@@ -92,14 +91,10 @@ def markdown(report: dict) -> str:
 
 def main() -> None:
     from attention_core.corpora import sha256_file
-    from attention_core.hub import WEIGHTS, atomic_write_text, load_folder
+    from attention_core.hub import WEIGHTS, load_folder
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(ROOT / "models" / "translation" / "luong-general"))
-    parser.add_argument("--data", default=None, help="data folder (default: $ATTENTION_LAB_DATA, else the user cache)")
-    parser.add_argument("--out", default=str(ROOT / "results"))
-    args = parser.parse_args()
-    model, out = Path(args.model), Path(args.out)
+    args = model_parser(__doc__, "known_names.json").parse_args()
+    model = Path(args.model)
     translator = load_folder(model, "cpu")
     known = translator.meta.get("known_names") or []
     if not known:
@@ -120,9 +115,7 @@ def main() -> None:
         report["changed"] += [{"set": name, "chinese": zh, "reference": en, "without": a, "with": b}
                               for (zh, en, _), a, b in zip(chosen, without, with_) if a != b]
         print(name, report["sets"][name], flush=True)
-    atomic_write_text(out / "known_names.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
-    atomic_write_text(out / "known_names.md", markdown(report))
-    print(markdown(report))
+    write_report(args.out, report, markdown)
 
 
 if __name__ == "__main__":
