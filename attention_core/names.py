@@ -30,9 +30,10 @@ attention instead. The names switch does the same for names, in three steps:
    name in the source. Up to three people and two places a sentence are carried; more are left to the model.
 
 A name the model's corpus has taught it ([`known_names`][attention_core.names.known_names]: 汤姆, 大卫, 上海 …) is
-left to the model, which writes it its own way (谢尔顿 → Sheldon); when its output leaves out a known name the
-dictionary gives an English name ([`dropped_known`][attention_core.names.dropped_known]), the sentence is translated
-again with that name carried too.
+left to the model, which writes it its own way (谢尔顿 → Sheldon); when its output leaves out a known person's name
+the dictionary lists as a name (大卫 "David (name)"; [`dropped_known`][attention_core.names.dropped_known]), the
+sentence is translated again with that name carried too, unless that would leave a name carried before to the model
+(carriers for three people a sentence).
 
 Only the output *text* changes: the tokens and the attention stay the model's, for the sentence it read (汤姆 in
 the source columns, ``tom`` in the rows), so the heatmap, the gradients and a Transformer's heads show what the model
@@ -396,17 +397,56 @@ def name_forms(text: str) -> set[str]:
     return forms
 
 
+def checked_known(text: str, known: Collection[str]) -> list[RareWord]:
+    """The people's names of ``text`` left to the model (``known``) that the output is checked for.
+
+    [`dropped_known`][attention_core.names.dropped_known] checks the model's output for these names.
+
+    A known person's name is checked when the dictionary lists it as a name ("David (name)", "Roth, Ross, Rose or
+    Rossi (name)": [`name_forms`][attention_core.names.name_forms]) and the English found for it is one of those
+    forms. Not checked: a name romanised from its characters (its corpus may write it its own way, 谢尔顿 → Sheldon,
+    not Xie Erdun); a name whose English is one famous person's (罗斯 → Kenneth Roth, 富兰克林 → Benjamin Franklin:
+    the model's "Ross" or "Franklin" is right); a name cut from a longer word jieba tagged as a name (贝克 "Baker" of
+    贝克特, Beckett; 雷诺 "Reynolds" of 莫雷诺, Moreno), which the model may well have written; and places (德州 is
+    Dezhou, and Texas).
+
+    Args:
+        text: The source text.
+        known: The names left to the model (its ``meta["known_names"]``).
+
+    Returns:
+        The names found in the normalised text, in order.
+    """
+    if not known:
+        return []
+    text = normalize_chinese(text)
+    words, start = [], 0
+    for piece in posseg().cut(text):
+        words.append((start, start + len(piece.word)))
+        start += len(piece.word)
+
+    def whole(name: RareWord) -> bool:  # the word it was found in is the name, or the name and a word of grammar
+        at, end = next(((a, e) for a, e in words if a <= name.start < e), (name.start, name.end))
+        rest = text[at : name.start] + text[name.end : max(end, name.end)]
+        return all(c in FUNCTION_ENDINGS for c in rest)
+
+    return [n for n in find_names(text) if n.text in known and n.how == "dictionary" and n.kind == "person"
+            and n.english in name_forms(n.text) and whole(n)]
+
+
+def name_written(name: RareWord, output: str) -> bool:
+    """Whether ``output`` writes the name in any of the dictionary's forms of it (whole word, any case)."""
+    return any(re.search(rf"(?<![A-Za-z]){re.escape(form)}(?![A-Za-z])", output, re.IGNORECASE)
+               for form in name_forms(name.text) | {name.english})
+
+
 def dropped_known(text: str, known: Collection[str], output: str) -> list[str]:
     """The people's names of ``text`` left to the model (``known``) that its ``output`` does not write.
 
     A model that knows a name still drops it at times (大卫打算暑假去云南旅游。 → "Most of a summer vacation is
-    traveling by summer vacation."); the translator then translates the sentence again with that name carried. A
-    known person's name is left out when the dictionary gives it an English name (``how == "dictionary"``: 大卫 →
-    David) and the output writes none of the dictionary's forms of it (whole word, any case: 罗斯 "Roth, Ross, Rose
-    or Rossi" is written by "Ross"). Not checked: a name romanised from its characters (its corpus may write it its
-    own way, 谢尔顿 → Sheldon, not Xie Erdun); a name cut from a longer word jieba tagged as a name (贝克 "Baker" of
-    贝克特, Beckett; 雷诺 "Reynolds" of 莫雷诺, Moreno), which the model may well have written; and places (德州 is
-    Dezhou, and Texas).
+    traveling by summer vacation."); the translator then translates the sentence again with that name carried. Only
+    the names [`checked_known`][attention_core.names.checked_known] returns are checked, and a name counts as written
+    in any of the dictionary's forms of it (罗斯 "Roth, Ross, Rose or Rossi" is written by "Ross").
 
     Args:
         text: The source text.
@@ -422,24 +462,7 @@ def dropped_known(text: str, known: Collection[str], output: str) -> list[str]:
         >>> dropped_known("大卫打算暑假去云南旅游。", ["大卫"], "David's going to Yunnan.")
         []
     """
-    text = normalize_chinese(text)
-    words, start = [], 0
-    for piece in posseg().cut(text):
-        words.append((start, start + len(piece.word)))
-        start += len(piece.word)
-
-    def whole(name: RareWord) -> bool:  # the word it was found in is the name, or the name and a word of grammar
-        at, end = next((a, e) for a, e in words if a <= name.start < e)
-        rest = text[at : name.start] + text[name.end : max(end, name.end)]
-        return all(c in FUNCTION_ENDINGS for c in rest)
-
-    def written(name: RareWord) -> bool:
-        return any(re.search(rf"(?<![A-Za-z]){re.escape(form)}(?![A-Za-z])", output, re.IGNORECASE)
-                   for form in name_forms(name.text) | {name.english})
-
-    return list(dict.fromkeys(n.text for n in find_names(text)
-                              if n.text in known and n.how == "dictionary" and n.kind == "person" and whole(n)
-                              and not written(n)))
+    return list(dict.fromkeys(n.text for n in checked_known(text, known) if not name_written(n, output)))
 
 
 def prepare(text: str, carriers: Mapping[str, Sequence[tuple[str, str]]] = CARRIERS,

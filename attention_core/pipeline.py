@@ -409,7 +409,10 @@ class Translator:
         again = {}
         for i, (text, out) in enumerate(zip(texts, results)):
             if dropped := dropped_known(text, known, out.text):
-                again[i] = prepare(text, known=[k for k in known if k not in dropped], words=words.get(i, ()))
+                redo = prepare(text, known=[k for k in known if k not in dropped], words=words.get(i, ()))
+                had = {c.name.text for c in out.names.carried} if out.names else set()
+                if had | set(dropped) <= {c.name.text for c in redo.carried}:
+                    again[i] = redo  # else carriers ran short (three people a sentence): no name is given up
         self._again(results, again, decode)
         return results
 

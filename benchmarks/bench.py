@@ -217,7 +217,7 @@ def write_report(out: str | Path, report: dict, markdown) -> None:
     from attention_core.hub import atomic_write_text
 
     out = Path(out)
-    atomic_write_text(out, json.dumps(report, indent=1) + "\n")
+    atomic_write_text(out, json.dumps(report, ensure_ascii=False, indent=1) + "\n")
     atomic_write_text(out.with_suffix(".md"), markdown(report))
     print(markdown(report))
 

@@ -4,20 +4,20 @@ The names switch leaves to the model the names its corpus taught it (``meta["kno
 since ``attention_core.names.dropped_known`` it translates a sentence again, with the name carried, when the output
 leaves out a known name the dictionary gives an English name. This measures that second translation on one model:
 the names switch on, with and without it, on every sentence of the visitor set, cmn-eng dev and tv4dialog-dev that
-holds such a name (the only sentences it can change). Beam 5, decoded as the app decodes.
+holds a known name it checks (``attention_core.names.checked_known``: the only sentences it can change). Beam 5,
+decoded as the app decodes.
 
 Usage::
 
     python benchmarks/known_names.py --model runs/zoo/models/translation/luong-general   # → results/known_names.*
 
-Per set: the sentences with a known dictionary name, the outputs that change, the names written (the dictionary's
-English, whole word, any case) without and with the second translation, and BLEU (sacrebleu 13a, lower-cased) on
+Per set: the sentences with such a name, the outputs that change, the names written (any of the dictionary's forms,
+whole word, any case) without and with the second translation, and BLEU (sacrebleu 13a, lower-cased) on
 those sentences with a paired bootstrap (1,000 samples). Every changed output is listed beside its reference.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,20 +29,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench import write_report  # noqa: E402
 from names import compare  # noqa: E402
 from visitor import BEAM, model_parser, model_sets  # noqa: E402
-
-
-def known_in(chinese: str, known: Sequence[str]) -> list[tuple[str, str]]:
-    """The known names of a sentence that the dictionary gives an English name: ``(Chinese, English)``."""
-    from attention_core.names import find_names
-    from attention_core.text import normalize_chinese
-
-    return [(n.text, n.english) for n in find_names(normalize_chinese(chinese))
-            if n.text in known and n.how == "dictionary"]
-
-
-def written(names: Sequence[tuple[str, str]], output: str) -> int:
-    """How many of ``names`` the output writes (whole word, any case)."""
-    return sum(bool(re.search(rf"(?<![A-Za-z]){re.escape(e)}(?![A-Za-z])", output, re.IGNORECASE)) for _, e in names)
 
 
 def translate(translator, sources: Sequence[str], second: bool) -> list[str]:
@@ -68,8 +54,9 @@ def markdown(report: dict) -> str:
         f"The second translation of a known name left out (`attention_core.names.dropped_known`) on model "
         f"`{report['model']}` (weights sha256 `{report['weights_sha256'][:12]}…`, {report['known']} known names), "
         f"beam {report['beam_size']}, the names switch on, "
-        "without and with it: the sentences of each set that hold a known name the dictionary gives an English name "
-        "(the only ones it can change), the names written as the dictionary writes them (whole word, any case), and "
+        "without and with it: the sentences of each set that hold a known person's name it checks "
+        "(`checked_known`: the only ones it can change), the names written in any of the dictionary's forms (whole "
+        "word, any case), and "
         "BLEU on those sentences (sacrebleu 13a, lower-cased), Δ by paired bootstrap (1,000 samples, 95 % "
         "interval). Written by `python benchmarks/known_names.py`.",
         "",
@@ -92,6 +79,7 @@ def markdown(report: dict) -> str:
 def main() -> None:
     from attention_core.corpora import sha256_file
     from attention_core.hub import WEIGHTS, load_folder
+    from attention_core.names import checked_known, name_written
 
     args = model_parser(__doc__, "known_names.json").parse_args()
     model = Path(args.model)
@@ -104,14 +92,14 @@ def main() -> None:
     report: dict = {"model": str(shown), "weights_sha256": sha256_file(model / WEIGHTS), "beam_size": BEAM,
                     "known": len(known), "sets": {}, "changed": []}
     for name, pairs in sets.items():
-        chosen = [(zh, en, known_in(zh, known)) for zh, en in pairs]
+        chosen = [(zh, en, checked_known(zh, known)) for zh, en in pairs]
         chosen = [c for c in chosen if c[2]]
         sources, refs = [zh for zh, _, _ in chosen], [en for _, en, _ in chosen]
         without, with_ = translate(translator, sources, False), translate(translator, sources, True)
         report["sets"][name] = compare(without, with_, refs) | {
             "names": sum(len(n) for _, _, n in chosen),
-            "written_without": sum(written(n, o) for (_, _, n), o in zip(chosen, without)),
-            "written_with": sum(written(n, o) for (_, _, n), o in zip(chosen, with_))}
+            "written_without": sum(name_written(n, o) for (_, _, names), o in zip(chosen, without) for n in names),
+            "written_with": sum(name_written(n, o) for (_, _, names), o in zip(chosen, with_) for n in names)}
         report["changed"] += [{"set": name, "chinese": zh, "reference": en, "without": a, "with": b}
                               for (zh, en, _), a, b in zip(chosen, without, with_) if a != b]
         print(name, report["sets"][name], flush=True)

@@ -202,6 +202,9 @@ def test_a_known_name_the_model_left_out_is_carried_on_a_second_translation(monk
     assert dropped_known("我的朋友大卫是医生。", [], "My friend is a doctor.") == []  # not known: carried anyway
     assert dropped_known("谢尔顿是医生。", ["谢尔顿"], "Sheldon is a doctor.") == []  # romanised: not checked
     assert dropped_known("我的朋友大衛是醫生。", ["大卫"], "My friend is a doctor.") == ["大卫"]  # simplified first
+    assert dropped_known("罗斯在这儿。", ["罗斯"], "He is here.") == []  # Kenneth Roth, one man: not checked
+    assert dropped_known("是贝克特。", ["贝克"], "It is him.") == []  # 贝克 (Baker) cut from 贝克特: not checked
+    assert dropped_known("玛丽来了。", ["玛丽"], "Marie came.") == []  # any of the dictionary's forms (Mary or Marie)
     _model_that_drops_david(monkeypatch)
     translator = tiny("translation")
     translator.meta["known_names"] = ["大卫"]
@@ -210,6 +213,18 @@ def test_a_known_name_the_model_left_out_is_carried_on_a_second_translation(monk
     assert out.names.lines("name") == ["大卫 → David (dictionary; the model read 汤姆 and wrote Tom)"]
     kept, = translator.translate(["我的朋友汤姆是医生。"], names=True)  # nothing left out: one translation
     assert kept.text == "My friend Tom is a doctor."
+
+
+def test_a_known_name_is_not_carried_again_at_the_cost_of_a_name_carried_before(monkeypatch):
+    decoded = []
+    _model_that_drops_david(monkeypatch)
+    decode = Translator._decode
+    monkeypatch.setattr(Translator, "_decode", lambda self, tokenised, **o: decoded.append(len(tokenised))
+                        or decode(self, tokenised, **o))
+    translator = tiny("translation")
+    translator.meta["known_names"] = ["大卫"]
+    out, = translator.translate(["张伟、李娜、王芳和大卫是朋友。"], names=True)  # three people carried already
+    assert decoded == [1] and [c.name.text for c in out.names.carried] == ["张伟", "李娜", "王芳"]
 
 
 @pytest.mark.parametrize("carrier", ["written", "dropped"])
