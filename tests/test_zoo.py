@@ -377,3 +377,42 @@ def test_a_trained_only_model_records_its_recipe_in_its_command(tmp_path, monkey
     assert trained.meta["command"].endswith("--only translation/none --recipe gpu")
     assert trained.meta["train"]["batch_size"] == 32 * zoo.GPU_BATCH_SCALE and (tmp_path / "runs" / "translation" /
                                                                               "none" / WEIGHTS).is_file()
+
+
+def _zoo_cpu(runs: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``scripts/zoo_cpu.sh ARGS`` on the runs folder ``runs``."""
+    return subprocess.run(["bash", "scripts/zoo_cpu.sh", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "ZOO_RUNS": str(runs), **env})
+
+
+def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tmp_path):
+    import torch
+
+    runs = tmp_path / "zoo"
+    run = runs / "translation" / "luong-general"
+    run.mkdir(parents=True)
+    history = [{"epoch": 1, "dev_bleu": 14.05}, {"epoch": 2, "dev_bleu": 19.54}]
+    partial = {"epoch": 3, "step": 40, "pairs": 20480, "loss": 1.0, "seconds": 60.0}
+    torch.save({"state": {"epoch": 2, "best_bleu": 19.54, "history": history, "finished": False,
+                          "partial": partial}}, run / "checkpoint.pt")
+    (runs / "cpu-1.log").write_text('{"event": "zoo"}\n 10%|#| 5/50 [00:10<01:30, pairs_s=250]\r'
+                                    ' 12%|#| 6/50 [00:12<01:28, pairs_s=262]')
+    (runs / "models" / "translation" / "none").mkdir(parents=True)
+
+    status = _zoo_cpu(runs, "status")
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    assert lines[0].split() == ["translation/luong-general", "epochs", "done", "2", "last", "dev", "BLEU", "19.54",
+                                "best", "19.54", "training,", "20,480", "pairs", "into", "epoch", "3"]
+    assert f"{runs}/cpu-1.log: pairs_s=262" in lines  # the bar's latest speed, not its first
+    assert "exported: translation/none" in status.stdout and lines[-1] == "workers alive: 0"
+
+    unknown = _zoo_cpu(runs, "start", ZOO_ONLY="translation/luong-genral")
+    assert unknown.returncode == 2 and "ZOO_ONLY names no zoo model: translation/luong-genral" in unknown.stderr
+    no_data = _zoo_cpu(runs, "start", ATTENTION_LAB_DATA=str(tmp_path / "missing"))
+    assert no_data.returncode == 2 and "no data folder at" in no_data.stdout
+    assert not (runs / "cpu-workers.pid").exists()  # nothing was started
+
+    usage = _zoo_cpu(runs, "stop-everything")
+    assert usage.returncode == 2 and usage.stdout.startswith("Train the model zoo on this machine's CPU cores")
+    assert not any(line.startswith("#") for line in usage.stdout.splitlines()) and "set -u" not in usage.stdout

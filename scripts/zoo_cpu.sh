@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Train the model zoo on this machine's CPU cores: one single-thread worker a core, resumable, in the background.
+#
+#   bash scripts/zoo_cpu.sh start     start (or resume) the workers; a worker already running is left alone
+#   bash scripts/zoo_cpu.sh status    each model's last finished epoch (dev BLEU) and each worker's speed now
+#   bash scripts/zoo_cpu.sh pause     SIGSTOP the workers (to time the test suite on an idle machine)
+#   bash scripts/zoo_cpu.sh resume    SIGCONT them
+#
+# ZOO_ONLY="task/variant …" limits the zoo (default: the translation zoo, issue #29), ZOO_WORKERS the workers (default:
+# the cores), ZOO_RECIPE the recipe set (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can
+# finish the same runs), ZOO_RUNS the folder (default runs/zoo). Each model is claimed by one worker
+# (attention_core/runlock.py); a worker stopped by the session's end or a crash resumes from its last checkpoint when
+# `start` runs again (at most --checkpoint-minutes, 10, lost), and finished models are skipped. runs/zoo holds the
+# checkpoints, runs/zoo/models the exported float16 models, runs/zoo/results/eval their evaluations and
+# runs/zoo/cpu-N.log each worker's log. runs/ is ignored and stays on this machine: a new machine starts again
+# (CONTRIBUTING, "Re-bundling the model zoo"). Measured here (results/cores.md): two one-thread runs side by side do
+# 1.93 runs' work, one two-thread run 1.37-1.41.
+set -u
+cd "$(dirname "$0")/.."
+RUNS=${ZOO_RUNS:-runs/zoo}
+PIDS=$RUNS/cpu-workers.pid
+[ -n "${VIRTUAL_ENV:-}" ] || [ ! -f .venv/bin/activate ] || . .venv/bin/activate
+running() {  # the pids in $PIDS that are still alive
+  [ -f "$PIDS" ] || return 0
+  while read -r pid; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done < "$PIDS"
+}
+models() {  # $ZOO_ONLY when each is a zoo model, else the translation zoo in the zoo's order
+  python3 - ${ZOO_ONLY:-} <<'PY'
+import sys
+from attention_core.zoo import ZOO_ORDER
+names = [f"{t}/{v}" for t, v in ZOO_ORDER]
+unknown = [m for m in sys.argv[1:] if m not in names]
+if unknown:
+    sys.exit(f"ZOO_ONLY names no zoo model: {' '.join(unknown)} (the zoo's: {' '.join(names)})")
+print(" ".join(sys.argv[1:] or [n for n in names if n.startswith("translation/")]))
+PY
+}
+case "${1:-}" in
+  start)
+    command -v attention-lab >/dev/null || { echo "attention-lab is not installed: pip install -r requirements.txt"; exit 2; }
+    data=${ATTENTION_LAB_DATA:-../shared/data}
+    [ -d "$data" ] || { echo "no data folder at $data: set ATTENTION_LAB_DATA or run attention-lab data pull"; exit 2; }
+    export ATTENTION_LAB_DATA; ATTENTION_LAB_DATA=$(cd "$data" && pwd)
+    export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+    only=$(models) || exit 2
+    mkdir -p "$RUNS"
+    alive=$(running); echo "$alive" | sed '/^$/d' > "$PIDS"
+    have=$(sed -n '$=' "$PIDS"); have=${have:-0}
+    [ "$have" -eq 0 ] || echo "$have worker(s) already running, left alone: $(tr '\n' ' ' < "$PIDS")"
+    for w in $(seq $((have + 1)) "${ZOO_WORKERS:-$(nproc)}"); do
+      # shellcheck disable=SC2086  # one argument a model
+      nohup attention-lab zoo --runs "$RUNS" --models "$RUNS/models" --results "$RUNS/results" \
+        --recipe "${ZOO_RECIPE:-gpu}" --precision bf16 --only $only >> "$RUNS/cpu-$w.log" 2>&1 &
+      echo $! >> "$PIDS"
+      echo "worker $w: pid $!, log $RUNS/cpu-$w.log"
+      [ "$w" -eq "${ZOO_WORKERS:-$(nproc)}" ] || sleep 60  # the first worker claims its model before the next looks
+    done
+    ;;
+  status)
+    [ -d "$RUNS" ] || { echo "no zoo in $RUNS: bash scripts/zoo_cpu.sh start"; exit 0; }
+    for state in "$RUNS"/*/*/checkpoint.pt; do
+      [ -e "$state" ] || continue
+      run=${state#"$RUNS"/}
+      python3 - "$state" "${run%/checkpoint.pt}" <<'PY'
+import sys, torch
+state = torch.load(sys.argv[1], map_location="cpu", weights_only=False).get("state", {})
+last = (state.get("history") or [{}])[-1]
+partial = state.get("partial")
+inside = f", {partial['pairs']:,} pairs into epoch {partial['epoch']}" if partial else ""
+print(f"{sys.argv[2]:40s} epochs done {state.get('epoch', 0):2d}  "
+      f"last dev BLEU {last.get('dev_bleu', '-')}  best {state.get('best_bleu', '-')}  "
+      f"{'finished' if state.get('finished') else 'training' + inside}")
+PY
+    done
+    for log in "$RUNS"/cpu-*.log; do
+      [ -e "$log" ] || continue
+      speed=$(tail -c 4000 "$log" | tr '\r' '\n' | grep -o 'pairs_s=[0-9]*' | tail -1)
+      echo "$log: ${speed:-no progress bar yet}"
+    done
+    exported=$(cd "$RUNS/models" 2>/dev/null && ls -d */* 2>/dev/null | tr '\n' ' ')
+    echo "exported: ${exported:-none yet}"
+    echo "workers alive: $(running | wc -l)"
+    ;;
+  pause) running | xargs -r kill -STOP ;;
+  resume) running | xargs -r kill -CONT ;;
+  *) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 2 ;;
+esac
