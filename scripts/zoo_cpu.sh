@@ -38,11 +38,11 @@ PY
 case "${1:-}" in
   start)
     command -v attention-lab >/dev/null || { echo "attention-lab is not installed: pip install -r requirements.txt"; exit 2; }
+    only=$(models) || exit 2
     data=${ATTENTION_LAB_DATA:-../shared/data}
     [ -d "$data" ] || { echo "no data folder at $data: set ATTENTION_LAB_DATA or run attention-lab data pull"; exit 2; }
     export ATTENTION_LAB_DATA; ATTENTION_LAB_DATA=$(cd "$data" && pwd)
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
-    only=$(models) || exit 2
     mkdir -p "$RUNS"
     alive=$(running); echo "$alive" | sed '/^$/d' > "$PIDS"
     have=$(sed -n '$=' "$PIDS"); have=${have:-0}
