@@ -63,11 +63,11 @@ case "${1:-}" in
       [ -e "$state" ] || continue
       run=${state#"$RUNS"/}
       python3 - "$state" "${run%/checkpoint.pt}" <<'PY'
-import sys, torch
-state = torch.load(sys.argv[1], map_location="cpu", weights_only=False).get("state", {})
+import json, sys, torch
+state = json.loads(torch.load(sys.argv[1], map_location="cpu", weights_only=True)["state"])  # the trainer's format
 last = (state.get("history") or [{}])[-1]
 partial = state.get("partial")
-inside = f", {partial['pairs']:,} pairs into epoch {partial['epoch']}" if partial else ""
+inside = f", {partial['pairs']:,} pairs into epoch {partial['epoch']} at its last checkpoint" if partial else ""
 print(f"{sys.argv[2]:40s} epochs done {state.get('epoch', 0):2d}  "
       f"last dev BLEU {last.get('dev_bleu', '-')}  best {state.get('best_bleu', '-')}  "
       f"{'finished' if state.get('finished') else 'training' + inside}")

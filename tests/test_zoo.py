@@ -385,16 +385,30 @@ def _zoo_cpu(runs: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "ZOO_RUNS": str(runs), **env})
 
 
-def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tmp_path):
+def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tmp_path, monkeypatch):
     import torch
+
+    import attention_core.training as training
+    from attention_core.data import get_task
 
     runs = tmp_path / "zoo"
     run = runs / "translation" / "luong-general"
-    run.mkdir(parents=True)
-    history = [{"epoch": 1, "dev_bleu": 14.05}, {"epoch": 2, "dev_bleu": 19.54}]
-    partial = {"epoch": 3, "step": 40, "pairs": 20480, "loss": 1.0, "seconds": 60.0}
-    torch.save({"state": {"epoch": 2, "best_bleu": 19.54, "history": history, "finished": False,
-                          "partial": partial}}, run / "checkpoint.pt")
+    pairs = [(f"我{i % 7}你{i % 3}", f"i {i % 5} you {i % 3}") for i in range(160)]
+    cfg = TrainConfig(epochs=2, batch_size=16, max_dev=5, checkpoint_minutes=1e-9)  # a checkpoint after every batch
+    real_step, steps = training.train_step, []
+
+    def killed_at_the_fourth_batch_of_epoch_two(*args, **kwargs):
+        steps.append(1)
+        if len(steps) == 10 + 4:  # epoch 1 has 10 batches
+            raise KeyboardInterrupt
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", killed_at_the_fourth_batch_of_epoch_two)
+    with pytest.raises(KeyboardInterrupt):
+        training.fit(get_task("translation"), Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"}), run,
+                     dict(hidden_size=8, emb_size=8), cfg, progress=False)
+    state = json.loads(torch.load(run / training.CHECKPOINT, weights_only=True)["state"])
+    bleu = state["history"][0]["dev_bleu"]
     (runs / "cpu-1.log").write_text('{"event": "zoo"}\n 10%|#| 5/50 [00:10<01:30, pairs_s=250]\r'
                                     ' 12%|#| 6/50 [00:12<01:28, pairs_s=262]')
     (runs / "models" / "translation" / "none").mkdir(parents=True)
@@ -402,8 +416,9 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     status = _zoo_cpu(runs, "status")
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert lines[0].split() == ["translation/luong-general", "epochs", "done", "2", "last", "dev", "BLEU", "19.54",
-                                "best", "19.54", "training,", "20,480", "pairs", "into", "epoch", "3"]
+    assert lines[0].split() == ["translation/luong-general", "epochs", "done", "1", "last", "dev", "BLEU", str(bleu),
+                                "best", str(state["best_bleu"]), "training,", "48", "pairs", "into", "epoch", "2", "at", "its",
+                                "last", "checkpoint"]
     assert f"{runs}/cpu-1.log: pairs_s=262" in lines  # the bar's latest speed, not its first
     assert "exported: translation/none" in status.stdout and lines[-1] == "workers alive: 0"
 
