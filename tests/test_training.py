@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from corpus import data_dir
+from interrupt import stop_at_step
 
 from attention_core.config import ModelConfig
 from attention_core.data import Splits, get_task, load_splits, split_couplet
@@ -373,15 +374,7 @@ def test_a_run_killed_within_an_epoch_resumes_at_its_batch_and_ends_where_an_unb
                       checkpoint_minutes=1e-9)  # a checkpoint after every batch
     unbroken = fit(get_task("translation"), splits, tmp_path / "a", opts, cfg, progress=False)
 
-    real_step, steps = training.train_step, []
-
-    def killed_at_the_fourth_batch_of_epoch_two(*args, **kwargs):
-        steps.append(1)
-        if len(steps) == 10 + 4:  # epoch 1 has 10 batches
-            raise KeyboardInterrupt
-        return real_step(*args, **kwargs)
-
-    monkeypatch.setattr(training, "train_step", killed_at_the_fourth_batch_of_epoch_two)
+    real_step = stop_at_step(monkeypatch, 10 + 4)  # the fourth batch of epoch 2 (epoch 1 has 10 batches)
     with pytest.raises(KeyboardInterrupt):
         fit(get_task("translation"), splits, tmp_path / "b", opts, cfg, progress=False)
     state = json.loads(_checkpoint(tmp_path / "b")["state"])
@@ -405,15 +398,7 @@ def test_a_checkpoint_within_an_epoch_refuses_other_batches(tmp_path, monkeypatc
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
     opts = dict(hidden_size=8, emb_size=8)
     cfg = TrainConfig(epochs=1, batch_size=16, max_dev=5, checkpoint_minutes=1e-9)
-    real_step, steps = training.train_step, []
-
-    def killed(*args, **kwargs):
-        steps.append(1)
-        if len(steps) == 3:
-            raise KeyboardInterrupt
-        return real_step(*args, **kwargs)
-
-    monkeypatch.setattr(training, "train_step", killed)
+    real_step = stop_at_step(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         fit(get_task("translation"), splits, tmp_path / "m", opts, cfg, progress=False)
     monkeypatch.setattr(training, "train_step", real_step)

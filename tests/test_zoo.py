@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 from corpus import data_dir
+from interrupt import stop_at_step
 
 from attention_core import zoo
-from attention_core.data import TASKS, Splits, load_splits
+from attention_core.data import TASKS, Splits, get_task, load_splits
 from attention_core.hub import WEIGHTS, load_folder
-from attention_core.training import TrainConfig, TrainError
+from attention_core.training import CHECKPOINT, TrainConfig, TrainError, fit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -388,26 +389,15 @@ def _zoo_cpu(runs: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
 def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tmp_path, monkeypatch):
     import torch
 
-    import attention_core.training as training
-    from attention_core.data import get_task
-
     runs = tmp_path / "zoo"
     run = runs / "translation" / "luong-general"
     pairs = [(f"我{i % 7}你{i % 3}", f"i {i % 5} you {i % 3}") for i in range(160)]
     cfg = TrainConfig(epochs=2, batch_size=16, max_dev=5, checkpoint_minutes=1e-9)  # a checkpoint after every batch
-    real_step, steps = training.train_step, []
-
-    def killed_at_the_fourth_batch_of_epoch_two(*args, **kwargs):
-        steps.append(1)
-        if len(steps) == 10 + 4:  # epoch 1 has 10 batches
-            raise KeyboardInterrupt
-        return real_step(*args, **kwargs)
-
-    monkeypatch.setattr(training, "train_step", killed_at_the_fourth_batch_of_epoch_two)
+    stop_at_step(monkeypatch, 10 + 4)  # the fourth batch of epoch 2 (epoch 1 has 10 batches)
     with pytest.raises(KeyboardInterrupt):
-        training.fit(get_task("translation"), Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"}), run,
-                     dict(hidden_size=8, emb_size=8), cfg, progress=False)
-    state = json.loads(torch.load(run / training.CHECKPOINT, weights_only=True)["state"])
+        fit(get_task("translation"), Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"}), run,
+            dict(hidden_size=8, emb_size=8), cfg, progress=False)
+    state = json.loads(torch.load(run / CHECKPOINT, weights_only=True)["state"])
     bleu = state["history"][0]["dev_bleu"]
     (runs / "cpu-1.log").write_text('{"event": "zoo"}\n 10%|#| 5/50 [00:10<01:30, pairs_s=250]\r'
                                     ' 12%|#| 6/50 [00:12<01:28, pairs_s=262]')
