@@ -6,8 +6,8 @@
 #   bash scripts/zoo_cpu.sh pause     SIGSTOP the workers (to time the test suite on an idle machine)
 #   bash scripts/zoo_cpu.sh resume    SIGCONT them
 #
-# ZOO_ONLY="task/variant …" limits the zoo (default: the translation zoo, issue #29), ZOO_WORKERS the workers (default:
-# the cores), ZOO_RECIPE the recipe set (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can
+# ZOO_ONLY="task/variant …" limits the zoo (default: the translation zoo, issue #29), ZOO_WORKERS the workers
+# (default: the cores), ZOO_RECIPE the recipe set (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can
 # finish the same runs), ZOO_RUNS the folder (default runs/zoo). Each model is claimed by one worker
 # (attention_core/runlock.py); a worker stopped by the session's end or a crash resumes from its last checkpoint when
 # `start` runs again (at most --checkpoint-minutes, 10, lost), and finished models are skipped. runs/zoo holds the
@@ -37,7 +37,8 @@ PY
 }
 case "${1:-}" in
   start)
-    command -v attention-lab >/dev/null || { echo "attention-lab is not installed: pip install -r requirements.txt"; exit 2; }
+    command -v attention-lab >/dev/null || {
+      echo "attention-lab is not installed: pip install -r requirements.txt"; exit 2; }
     only=$(models) || exit 2
     data=${ATTENTION_LAB_DATA:-$HOME/.cache/attention-lab/data}  # where `attention-lab data pull` puts the corpora
     [ -n "${ATTENTION_LAB_DATA:-}" ] || [ ! -d ../shared/data ] || data=../shared/data  # or beside the clone
@@ -66,11 +67,11 @@ case "${1:-}" in
 import json, sys, torch
 state = json.loads(torch.load(sys.argv[1], map_location="cpu", weights_only=True)["state"])  # the trainer's format
 last = (state.get("history") or [{}])[-1]
+best = "-" if state.get("best_bleu", -1) < 0 else round(state["best_bleu"], 2)
 partial = state.get("partial")
 inside = f", {partial['pairs']:,} pairs into epoch {partial['epoch']} at its last checkpoint" if partial else ""
-print(f"{sys.argv[2]:40s} epochs done {state.get('epoch', 0):2d}  "
-      f"last dev BLEU {last.get('dev_bleu', '-')}  best {state.get('best_bleu', '-')}  "
-      f"{'finished' if state.get('finished') else 'training' + inside}")
+print(f"{sys.argv[2]:40s} epochs done {state.get('epoch', 0):2d}  last dev BLEU {last.get('dev_bleu', '-')}  "
+      f"best {best}  {'finished' if state.get('finished') else 'training' + inside}")
 PY
     done
     for log in "$RUNS"/cpu-*.log; do

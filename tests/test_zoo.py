@@ -407,7 +407,7 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
     assert lines[0].split() == ["translation/luong-general", "epochs", "done", "1", "last", "dev", "BLEU", str(bleu),
-                                "best", str(state["best_bleu"]), "training,", "48", "pairs", "into", "epoch", "2",
+                                "best", str(round(state["best_bleu"], 2)), "training,", "48", "pairs", "into", "epoch", "2",
                                 "at", "its", "last", "checkpoint"]
     assert f"{runs}/cpu-1.log: pairs_s=262" in lines  # the bar's latest speed, not its first
     assert "exported: translation/none" in status.stdout and lines[-1] == "workers alive: 0"
