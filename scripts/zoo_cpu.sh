@@ -7,8 +7,8 @@
 #   bash scripts/zoo_cpu.sh resume    SIGCONT them
 #
 # ZOO_ONLY="task/variant …" limits the zoo (default: the translation zoo, issue #29), ZOO_WORKERS the workers
-# (default: the cores), ZOO_RECIPE the recipe set (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can
-# finish the same runs), ZOO_RUNS the folder (default runs/zoo). Each model is claimed by one worker
+# (default: the cores), ZOO_RECIPE the recipe set (default gpu: the set the bundled couplet zoo was trained at, so a
+# lent GPU can finish the same runs), ZOO_RUNS the folder (default runs/zoo). Each model is claimed by one worker
 # (attention_core/runlock.py); a worker stopped by the session's end or a crash resumes from its last checkpoint when
 # `start` runs again (at most --checkpoint-minutes, 10, lost), and finished models are skipped. runs/zoo holds the
 # checkpoints, runs/zoo/models the exported float16 models, runs/zoo/results/eval their evaluations and
