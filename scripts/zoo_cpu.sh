@@ -2,7 +2,7 @@
 # Train the model zoo on this machine's CPU cores: one single-thread worker a core, resumable, in the background.
 #
 #   bash scripts/zoo_cpu.sh start     start (or resume) the workers; a worker already running is left alone
-#   bash scripts/zoo_cpu.sh status    each model's last finished epoch (dev BLEU) and each worker's speed now
+#   bash scripts/zoo_cpu.sh status    each run's epochs and dev BLEU, and each worker's pairs/s in its epoch so far
 #   bash scripts/zoo_cpu.sh pause     SIGSTOP the workers (to time the test suite on an idle machine)
 #   bash scripts/zoo_cpu.sh resume    SIGCONT them
 #
