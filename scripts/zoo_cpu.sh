@@ -20,9 +20,11 @@ cd "$(dirname "$0")/.."
 RUNS=${ZOO_RUNS:-runs/zoo}
 PIDS=$RUNS/cpu-workers.pid
 [ -n "${VIRTUAL_ENV:-}" ] || [ ! -f .venv/bin/activate ] || . .venv/bin/activate
-running() {  # the pids in $PIDS that are still alive
+running() {  # the pids in $PIDS that are still zoo workers (a pid the system gave to another process is not)
   [ -f "$PIDS" ] || return 0
-  while read -r pid; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done < "$PIDS"
+  while read -r pid; do
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "zoo --runs $RUNS " && echo "$pid"
+  done < "$PIDS"
 }
 models() {  # $ZOO_ONLY when each is a zoo model, else the translation zoo in the zoo's order
   python3 - ${ZOO_ONLY:-} <<'PY'

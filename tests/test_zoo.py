@@ -402,13 +402,16 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     (runs / "cpu-1.log").write_text('{"event": "zoo"}\n 10%|#| 5/50 [00:10<01:30, pairs_s=250]\r'
                                     ' 12%|#| 6/50 [00:12<01:28, pairs_s=262]')
     (runs / "models" / "translation" / "none").mkdir(parents=True)
+    pids = runs / "cpu-workers.pid"
+    pids.write_text(f"{os.getpid()}\n")  # a live process, but no zoo worker: its pid was handed on
 
     status = _zoo_cpu(runs, "status")
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
+    best = str(round(state["best_bleu"], 2))
     assert lines[0].split() == ["translation/luong-general", "epochs", "done", "1", "last", "dev", "BLEU", str(bleu),
-                                "best", str(round(state["best_bleu"], 2)), "training,", "48", "pairs", "into", "epoch", "2",
-                                "at", "its", "last", "checkpoint"]
+                                "best", best, "training,", "48", "pairs", "into", "epoch", "2", "at", "its", "last",
+                                "checkpoint"]
     assert f"{runs}/cpu-1.log: pairs_s=262" in lines  # the bar's latest speed, not its first
     assert "exported: translation/none" in status.stdout and lines[-1] == "workers alive: 0"
 
@@ -416,7 +419,7 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     assert unknown.returncode == 2 and "ZOO_ONLY names no zoo model: translation/luong-genral" in unknown.stderr
     no_data = _zoo_cpu(runs, "start", ATTENTION_LAB_DATA=str(tmp_path / "missing"))
     assert no_data.returncode == 2 and "no data folder at" in no_data.stdout
-    assert not (runs / "cpu-workers.pid").exists()  # nothing was started
+    assert pids.read_text() == f"{os.getpid()}\n"  # nothing was started
 
     usage = _zoo_cpu(runs, "stop-everything")
     assert usage.returncode == 2 and usage.stdout.startswith("Train the model zoo on this machine's CPU cores")
