@@ -23,7 +23,7 @@ PIDS=$RUNS/cpu-workers.pid
 running() {  # the pids in $PIDS that are still zoo workers (a pid the system gave to another process is not)
   [ -f "$PIDS" ] || return 0
   while read -r pid; do
-    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "zoo --runs $RUNS " && echo "$pid"
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "zoo --runs $RUNS " && echo "$pid"
   done < "$PIDS"
 }
 models() {  # $ZOO_ONLY when each is a zoo model, else the translation zoo in the zoo's order
