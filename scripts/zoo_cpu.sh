@@ -41,11 +41,11 @@ case "${1:-}" in
   start)
     command -v attention-lab >/dev/null || {
       echo "attention-lab is not installed: pip install -r requirements.txt"; exit 2; }
-    only=$(models) || exit 2
     data=${ATTENTION_LAB_DATA:-$HOME/.cache/attention-lab/data}  # where `attention-lab data pull` puts the corpora
     [ -n "${ATTENTION_LAB_DATA:-}" ] || [ ! -d ../shared/data ] || data=../shared/data  # or beside the clone
     [ -d "$data" ] || { echo "no data folder at $data: set ATTENTION_LAB_DATA or run attention-lab data pull"; exit 2; }
     export ATTENTION_LAB_DATA; ATTENTION_LAB_DATA=$(cd "$data" && pwd)
+    only=$(models) || exit 2
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
     mkdir -p "$RUNS"
     alive=$(running); echo "$alive" | sed '/^$/d' > "$PIDS"

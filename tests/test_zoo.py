@@ -415,7 +415,7 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     assert f"{runs}/cpu-1.log: pairs_s=262" in lines  # the bar's latest speed, not its first
     assert "exported: translation/none" in status.stdout and lines[-1] == "workers alive: 0"
 
-    unknown = _zoo_cpu(runs, "start", ZOO_ONLY="translation/luong-genral")
+    unknown = _zoo_cpu(runs, "start", ZOO_ONLY="translation/luong-genral", ATTENTION_LAB_DATA=str(tmp_path))
     assert unknown.returncode == 2 and "ZOO_ONLY names no zoo model: translation/luong-genral" in unknown.stderr
     no_data = _zoo_cpu(runs, "start", ATTENTION_LAB_DATA=str(tmp_path / "missing"))
     assert no_data.returncode == 2 and "no data folder at" in no_data.stdout
