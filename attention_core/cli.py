@@ -538,12 +538,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
         return 0
     if args.command == "zoo":
-        from attention_core.zoo import ZOO_ORDER, run_zoo
+        from attention_core.zoo import run_zoo, zoo_models
 
-        known = [f"{task}/{variant}" for task, variant in ZOO_ORDER]
-        unknown = [name for name in args.only or [] if name not in known]
-        if unknown:
-            raise InputError(f"--only: no zoo model {', '.join(unknown)}; the zoo has {', '.join(known)}")
+        try:
+            zoo_models(args.only)
+        except ValueError as err:
+            raise InputError(f"--only: {err}") from None
         run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet,
                 args.precision, args.stage, args.recipe)
         return 0

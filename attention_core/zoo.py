@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import shlex
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -188,6 +189,23 @@ ZOO_ORDER: list[tuple[str, str]] = [
     ],
 ]
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
+
+
+def zoo_models(only: Sequence[str] | None = None, task: str | None = None) -> list[str]:
+    """The ``task/variant`` names of the zoo's models, in training order.
+
+    Args:
+        only: Names to check and keep (``attention-lab zoo --only``, the scripts' ``ZOO_ONLY``); none: every model.
+        task: With no ``only``, keep this task's models.
+
+    Raises:
+        ValueError: A name of ``only`` is no zoo model (the message names the zoo's models).
+    """
+    known = [f"{t}/{v}" for t, v in ZOO_ORDER]
+    unknown = [name for name in only or [] if name not in known]
+    if unknown:
+        raise ValueError(f"no zoo model {', '.join(unknown)}; the zoo has {', '.join(known)}")
+    return list(only) if only else [name for name in known if task is None or name.startswith(f"{task}/")]
 
 CORPUS_LICENSES: dict[str, str] = {
     "cmn-eng": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",

@@ -29,12 +29,11 @@ running() {  # the pids in $PIDS that are still zoo workers (a pid the system ga
 models() {  # $ZOO_ONLY when each is a zoo model, else the translation zoo in the zoo's order
   python3 - ${ZOO_ONLY:-} <<'PY'
 import sys
-from attention_core.zoo import ZOO_ORDER
-names = [f"{t}/{v}" for t, v in ZOO_ORDER]
-unknown = [m for m in sys.argv[1:] if m not in names]
-if unknown:
-    sys.exit(f"ZOO_ONLY names no zoo model: {' '.join(unknown)} (the zoo's: {' '.join(names)})")
-print(" ".join(sys.argv[1:] or [n for n in names if n.startswith("translation/")]))
+from attention_core.zoo import zoo_models
+try:
+    print(" ".join(zoo_models(sys.argv[1:], task="translation")))
+except ValueError as err:
+    sys.exit(f"ZOO_ONLY: {err}")
 PY
 }
 case "${1:-}" in

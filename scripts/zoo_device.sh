@@ -31,12 +31,11 @@ export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THRE
 models() {  # the zoo's models, or those of $ZOO_ONLY when each is one of them
   python3 - ${ZOO_ONLY:-} <<'PY'
 import sys
-from attention_core.zoo import ZOO_ORDER
-names = [f"{t}/{v}" for t, v in ZOO_ORDER]
-unknown = [m for m in sys.argv[1:] if m not in names]
-if unknown:
-    sys.exit(f"ZOO_ONLY names no zoo model: {' '.join(unknown)} (the zoo's: {' '.join(names)})")
-print(" ".join(sys.argv[1:] or names))
+from attention_core.zoo import zoo_models
+try:
+    print(" ".join(zoo_models(sys.argv[1:])))
+except ValueError as err:
+    sys.exit(f"ZOO_ONLY: {err}")
 PY
 }
 T0=$(date +%s)

@@ -416,7 +416,7 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     assert "exported: translation/none" in status.stdout and lines[-1] == "workers alive: 0"
 
     unknown = _zoo_cpu(runs, "start", ZOO_ONLY="translation/luong-genral", ATTENTION_LAB_DATA=str(tmp_path))
-    assert unknown.returncode == 2 and "ZOO_ONLY names no zoo model: translation/luong-genral" in unknown.stderr
+    assert unknown.returncode == 2 and "ZOO_ONLY: no zoo model translation/luong-genral;" in unknown.stderr
     no_data = _zoo_cpu(runs, "start", ATTENTION_LAB_DATA=str(tmp_path / "missing"))
     assert no_data.returncode == 2 and "no data folder at" in no_data.stdout
     assert pids.read_text() == f"{os.getpid()}\n"  # nothing was started
@@ -424,3 +424,13 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     usage = _zoo_cpu(runs, "stop-everything")
     assert usage.returncode == 2 and usage.stdout.startswith("Train the model zoo on this machine's CPU cores")
     assert not any(line.startswith("#") for line in usage.stdout.splitlines()) and "set -u" not in usage.stdout
+
+
+def test_zoo_models_checks_names_and_keeps_the_training_order():
+    assert zoo.zoo_models() == [f"{task}/{variant}" for task, variant in zoo.ZOO_ORDER]
+    translation = zoo.zoo_models(task="translation")
+    assert translation[:2] == ["translation/luong-general", "translation/none"]
+    assert len(translation) == len(zoo.VARIANTS)
+    assert zoo.zoo_models(["couplet/none", "translation/none"]) == ["couplet/none", "translation/none"]
+    with pytest.raises(ValueError, match="no zoo model couplet/lung-general, x; the zoo has translation/luong-general"):
+        zoo.zoo_models(["couplet/none", "couplet/lung-general", "x"])
