@@ -61,20 +61,20 @@ case "${1:-}" in
     ;;
   status)
     [ -d "$RUNS" ] || { echo "no zoo in $RUNS: bash scripts/zoo_cpu.sh start"; exit 0; }
-    for state in "$RUNS"/*/*/checkpoint.pt; do
-      [ -e "$state" ] || continue
-      run=${state#"$RUNS"/}
-      python3 - "$state" "${run%/checkpoint.pt}" <<'PY'
+    python3 - "$RUNS" <<'PY'  # one interpreter for every run's checkpoint
 import json, sys, torch
-state = json.loads(torch.load(sys.argv[1], map_location="cpu", weights_only=True)["state"])  # the trainer's format
-last = (state.get("history") or [{}])[-1]
-best = "-" if state.get("best_bleu", -1) < 0 else round(state["best_bleu"], 2)
-partial = state.get("partial")
-inside = f", {partial['pairs']:,} pairs into epoch {partial['epoch']} at its last checkpoint" if partial else ""
-print(f"{sys.argv[2]:40s} epochs done {state.get('epoch', 0):2d}  last dev BLEU {last.get('dev_bleu', '-')}  "
-      f"best {best}  {'finished' if state.get('finished') else 'training' + inside}")
+from pathlib import Path
+runs = Path(sys.argv[1])
+for path in sorted(runs.glob("*/*/checkpoint.pt")):
+    state = json.loads(torch.load(path, map_location="cpu", weights_only=True)["state"])  # the trainer's format
+    last = (state.get("history") or [{}])[-1]
+    best = "-" if state.get("best_bleu", -1) < 0 else round(state["best_bleu"], 2)
+    partial = state.get("partial")
+    inside = f", {partial['pairs']:,} pairs into epoch {partial['epoch']} at its last checkpoint" if partial else ""
+    print(f"{path.parent.relative_to(runs).as_posix():40s} epochs done {state.get('epoch', 0):2d}  "
+          f"last dev BLEU {last.get('dev_bleu', '-')}  best {best}  "
+          f"{'finished' if state.get('finished') else 'training' + inside}")
 PY
-    done
     for log in "$RUNS"/cpu-*.log; do
       [ -e "$log" ] || continue
       speed=$(tail -c 4000 "$log" | tr '\r' '\n' | grep -o 'pairs_s=[0-9]*' | tail -1)
