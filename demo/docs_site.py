@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from starlette.responses import HTMLResponse
@@ -24,9 +25,44 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SITE = ROOT / "site"
 """Where ``mkdocs build`` writes the site by default (ignored by git)."""
 
+BUILD_TIMEOUT_S = 600
+"""The longest a build may take; a partial folder older than this belongs to no running build."""
+
 PENDING = """<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="5">
 <title>Attention Lab docs</title><body style="font-family:sans-serif;max-width:40em;margin:3em auto">
 <h1>文档正在生成 · The documentation is being built</h1><p>{detail}</p></body>"""
+
+
+def partial_prefix(folder: Path) -> str:
+    """The name prefix of the temporary folders a build of ``folder`` writes into, beside it."""
+    return f".{folder.name}-building-"
+
+
+def remove_stale_partials(folder: Path, older_than_s: float = BUILD_TIMEOUT_S) -> list[Path]:
+    """Delete the partial builds of ``folder`` that no running build owns.
+
+    An app stopped while it builds (Ctrl-C in its first quarter minute) leaves its partial folder behind;
+    one older than the build timeout cannot belong to a build still running, so the next start removes it.
+    Younger ones are left to the build that may still be writing them.
+
+    Args:
+        folder: The built site's folder (the partials lie beside it).
+        older_than_s: Age, by last modification, from which a partial counts as stale.
+
+    Returns:
+        The folders removed.
+    """
+    removed = []
+    now = time.time()
+    for partial in folder.parent.glob(partial_prefix(folder) + "*"):
+        try:
+            stale = partial.is_dir() and now - partial.stat().st_mtime > older_than_s
+        except OSError:  # removed meanwhile by another app
+            continue
+        if stale:
+            shutil.rmtree(partial, ignore_errors=True)
+            removed.append(partial)
+    return removed
 
 
 class DocsSite:
@@ -55,10 +91,11 @@ class DocsSite:
         """
         env = {**os.environ, "ATTENTION_LAB_APP_URL": "/", "NO_MKDOCS_2_WARNING": "1"}
         self.folder.parent.mkdir(parents=True, exist_ok=True)
-        partial = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}-building-", dir=self.folder.parent))
+        remove_stale_partials(self.folder)
+        partial = Path(tempfile.mkdtemp(prefix=partial_prefix(self.folder), dir=self.folder.parent))
         cmd = [sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(partial.resolve())]
         try:
-            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
             if done.returncode != 0 or not (partial / "index.html").is_file():
                 lines = done.stderr.strip().splitlines() or ["no output"]
                 self.error = "mkdocs build failed: " + lines[-1]
