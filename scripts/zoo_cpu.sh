@@ -7,14 +7,14 @@
 #   bash scripts/zoo_cpu.sh resume    SIGCONT them
 #
 # ZOO_ONLY="task/variant …" limits the zoo (default: the translation zoo, issue #29), ZOO_WORKERS the workers
-# (default: the cores), ZOO_RECIPE the recipe set (default gpu: the set the bundled couplet zoo was trained at, so a
-# lent GPU can finish the same runs), ZOO_RUNS the folder (default runs/zoo). Each model is claimed by one worker
-# (attention_core/runlock.py); a worker stopped by the session's end or a crash resumes from its last checkpoint when
-# `start` runs again (at most --checkpoint-minutes, 10, lost), and finished models are skipped. runs/zoo holds the
-# checkpoints, runs/zoo/models the exported float16 models, runs/zoo/results/eval their evaluations and
-# runs/zoo/cpu-N.log each worker's log. runs/ is ignored and stays on this machine: a new machine starts again
-# (CONTRIBUTING, "Re-bundling the model zoo"). Measured here (results/cores.md): two one-thread runs side by side do
-# 1.93 runs' work, one two-thread run 1.37-1.41.
+# (default: the cores), ZOO_STAGGER the seconds between two workers' starts (default 60), ZOO_RECIPE the recipe set
+# (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can finish the same runs), ZOO_RUNS the
+# folder (default runs/zoo). Each model is claimed by one worker (attention_core/runlock.py); a worker stopped by the
+# session's end or a crash resumes from its last checkpoint when `start` runs again (at most --checkpoint-minutes, 10,
+# lost), and finished models are skipped. runs/zoo holds the checkpoints, runs/zoo/models the exported float16 models,
+# runs/zoo/results/eval their evaluations and runs/zoo/cpu-N.log each worker's log. runs/ is ignored and stays on this
+# machine: a new machine starts again (CONTRIBUTING, "Re-bundling the model zoo"). Measured here (results/cores.md):
+# two one-thread runs side by side do 1.93 runs' work, one two-thread run 1.37-1.41.
 set -u
 cd "$(dirname "$0")/.."
 RUNS=${ZOO_RUNS:-runs/zoo}
@@ -45,18 +45,20 @@ case "${1:-}" in
     [ -d "$data" ] || { echo "no data folder at $data: set ATTENTION_LAB_DATA or run attention-lab data pull"; exit 2; }
     export ATTENTION_LAB_DATA; ATTENTION_LAB_DATA=$(cd "$data" && pwd)
     only=$(models) || exit 2
+    # the cores: nproc counts OMP_NUM_THREADS (one, exported below and often set by hand) instead of the cores
+    workers=${ZOO_WORKERS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
     mkdir -p "$RUNS"
     alive=$(running); echo "$alive" | sed '/^$/d' > "$PIDS"
     have=$(sed -n '$=' "$PIDS"); have=${have:-0}
     [ "$have" -eq 0 ] || echo "$have worker(s) already running, left alone: $(tr '\n' ' ' < "$PIDS")"
-    for w in $(seq $((have + 1)) "${ZOO_WORKERS:-$(nproc)}"); do
+    for w in $(seq $((have + 1)) "$workers"); do
       # shellcheck disable=SC2086  # one argument a model
       nohup attention-lab zoo --runs "$RUNS" --models "$RUNS/models" --results "$RUNS/results" \
         --recipe "${ZOO_RECIPE:-gpu}" --precision bf16 --only $only >> "$RUNS/cpu-$w.log" 2>&1 &
       echo $! >> "$PIDS"
       echo "worker $w: pid $!, log $RUNS/cpu-$w.log"
-      [ "$w" -eq "${ZOO_WORKERS:-$(nproc)}" ] || sleep 60  # the first worker claims its model before the next looks
+      [ "$w" -eq "$workers" ] || sleep "${ZOO_STAGGER:-60}"  # the first worker claims its model before the next looks
     done
     ;;
   status)

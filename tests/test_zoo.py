@@ -4,6 +4,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -424,6 +425,33 @@ def test_the_cpu_zoo_script_reports_each_run_and_refuses_what_it_cannot_start(tm
     usage = _zoo_cpu(runs, "stop-everything")
     assert usage.returncode == 2 and usage.stdout.startswith("Train the model zoo on this machine's CPU cores")
     assert not any(line.startswith("#") for line in usage.stdout.splitlines()) and "set -u" not in usage.stdout
+
+
+def test_the_cpu_zoo_script_starts_a_worker_a_core_whatever_omp_num_threads_says(tmp_path):
+    """nproc counts OMP_NUM_THREADS instead of the cores, and the script sets it to one for its workers."""
+    fake = tmp_path / "bin" / "attention-lab"  # a worker that waits: its command line is a real worker's
+    fake.parent.mkdir()
+    fake.write_text("#!/usr/bin/env bash\nsleep 60 & trap 'kill $!; exit' TERM; wait\n", encoding="utf-8")
+    fake.chmod(0o755)
+    runs = tmp_path / "zoo"
+    env = dict(ZOO_STAGGER="0", ZOO_WORKERS="", OMP_NUM_THREADS="1", ATTENTION_LAB_DATA=str(tmp_path),
+               PATH=f"{fake.parent}{os.pathsep}{os.environ['PATH']}")  # ZOO_WORKERS empty: the default
+    cores = len(os.sched_getaffinity(0))
+    try:
+        started = _zoo_cpu(runs, "start", **env)
+        assert started.returncode == 0, started.stderr
+        assert [line.split(":")[0] for line in started.stdout.splitlines()] == [f"worker {w}"
+                                                                               for w in range(1, cores + 1)]
+        again = _zoo_cpu(runs, "start", **env)
+        assert again.stdout.startswith(f"{cores} worker(s) already running, left alone")
+        assert "worker 1:" not in again.stdout
+        assert len((runs / "cpu-workers.pid").read_text().split()) == cores
+    finally:
+        for pid in (runs / "cpu-workers.pid").read_text().split():
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
 
 def test_zoo_models_checks_names_and_keeps_the_training_order():
