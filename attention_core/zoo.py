@@ -207,6 +207,7 @@ def zoo_models(only: Sequence[str] | None = None, task: str | None = None) -> li
         raise ValueError(f"no zoo model {', '.join(unknown)}; the zoo has {', '.join(known)}")
     return list(only) if only else [name for name in known if task is None or name.startswith(f"{task}/")]
 
+
 CORPUS_LICENSES: dict[str, str] = {
     "cmn-eng": "Tatoeba / ManyThings.org cmn-eng, CC-BY 2.0 FR (attribution: tatoeba.org contributors)",
     "cmn-eng-extra": "cmn-eng-extra (further Tatoeba pairs from the Tatoeba test set v2021-08-07 in "

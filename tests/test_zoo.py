@@ -446,8 +446,9 @@ def test_the_cpu_zoo_script_starts_a_worker_a_core_whatever_omp_num_threads_says
         assert again.stdout.startswith(f"{cores} worker(s) already running, left alone")
         assert "worker 1:" not in again.stdout
         assert len((runs / "cpu-workers.pid").read_text().split()) == cores
-    finally:
-        for pid in (runs / "cpu-workers.pid").read_text().split():
+    finally:  # stop what was started; a start that failed before writing the pid file started nothing
+        pids = runs / "cpu-workers.pid"
+        for pid in pids.read_text().split() if pids.is_file() else []:
             try:
                 os.kill(int(pid), signal.SIGTERM)
             except ProcessLookupError:
