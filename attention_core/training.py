@@ -161,9 +161,16 @@ class TrainConfig:
         clip: Gradient-norm clip.
         teacher_forcing: Probability of feeding gold tokens.
         label_smoothing: Label smoothing.
-        lr_decay: Factor applied to the learning rate when dev BLEU stops improving.
+        lr_decay: Factor applied to the learning rate when dev BLEU stops improving (the plateau schedule,
+            ``decay_epochs=0``).
         lr_patience: Epochs without improvement before decaying.
-        min_lr: Floor of the learning rate.
+        min_lr: Floor of the learning rate (the plateau schedule).
+        decay_epochs: ``0``: the plateau schedule (the learning rate is multiplied by ``lr_decay`` after each
+            epoch that does not raise dev BLEU). ``N ≥ 1``: the learning rate stays at ``lr`` and then falls
+            linearly, batch by batch, over the last ``N`` of ``epochs`` to ``lr × final_lr_ratio``, whatever dev
+            BLEU does (a warmup-stable-decay schedule without the warmup; see
+            [`scheduled_lr`][attention_core.training.scheduled_lr]): a budget that ends with its schedule.
+        final_lr_ratio: The learning rate at the end of the decay, as a fraction of ``lr``.
         patience: Early stopping: epochs without dev BLEU improvement before stopping.
         seed: Seed of weights, data order, dropout and teacher forcing.
         max_len: Training pairs with a longer side (tokens) are dropped.
@@ -206,6 +213,8 @@ class TrainConfig:
     lr_decay: float = 0.5
     lr_patience: int = 0
     min_lr: float = 1e-5
+    decay_epochs: int = 0
+    final_lr_ratio: float = 0.1
     patience: int = 3
     seed: int = 1
     max_len: int = 60
@@ -245,6 +254,10 @@ class TrainConfig:
             raise ValueError("full_data_epochs and extra_ratio must not be negative")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
+        if not 0 <= self.decay_epochs <= self.epochs:
+            raise ValueError(f"decay_epochs must be between 0 and epochs ({self.epochs}), got {self.decay_epochs}")
+        if not 0 < self.final_lr_ratio <= 1:
+            raise ValueError(f"final_lr_ratio must be in (0, 1], got {self.final_lr_ratio}")
         if self.checkpoint_minutes < 0:
             raise ValueError(f"checkpoint_minutes must not be negative, got {self.checkpoint_minutes}")
         if not 0 <= self.teacher_forcing <= 1:
@@ -768,6 +781,35 @@ def budgeted(batches: list[Batch], world: int = 1, left: int | None = None) -> l
     return batches[:kept]
 
 
+def scheduled_lr(train_cfg: TrainConfig, epoch: int, fraction: float) -> float | None:
+    """The learning rate of a decay schedule (``TrainConfig.decay_epochs``) at a point of an epoch.
+
+    The rate is ``lr`` until the last ``decay_epochs`` of ``epochs`` begin, then falls linearly to
+    ``lr × final_lr_ratio`` at the end of the last epoch. It depends only on where training is, so a resumed run
+    takes the rate an uninterrupted one would have had.
+
+    Args:
+        train_cfg: The settings (``lr``, ``epochs``, ``decay_epochs``, ``final_lr_ratio``).
+        epoch: The epoch, counted from 1 (a continued run's epochs count on from its first stage's).
+        fraction: How much of the epoch is done before this batch, in ``[0, 1)``.
+
+    Returns:
+        The learning rate, or ``None`` under the plateau schedule (``decay_epochs=0``).
+
+    Examples:
+        >>> cfg = TrainConfig(epochs=7, lr=1e-3, decay_epochs=2, final_lr_ratio=0.1)
+        >>> [round(scheduled_lr(cfg, e, 0.0), 6) for e in (1, 5, 6, 7)]
+        [0.001, 0.001, 0.001, 0.00055]
+        >>> round(scheduled_lr(cfg, 7, 1.0), 6)
+        0.0001
+    """
+    if not train_cfg.decay_epochs:
+        return None
+    start = train_cfg.epochs - train_cfg.decay_epochs  # epochs at the full rate
+    progress = min(1.0, max(0.0, (epoch - 1 - start + fraction) / train_cfg.decay_epochs))
+    return train_cfg.lr * (1.0 - (1.0 - train_cfg.final_lr_ratio) * progress)
+
+
 def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, device: torch.device, rank: int,
                  world: int, progress: bool, out: Path) -> dict:
     """One epoch of updates (own pairs ``main_repeat`` times, the curriculum's extra draw, batches, this rank's share).
@@ -812,6 +854,10 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
         file=sys.stderr,
     )
     for step, batch in enumerate(bar, start=done + 1):
+        lr = scheduled_lr(train_cfg, epoch, (step - 1) / len(batches))
+        if lr is not None:
+            for group in run.optimizer.param_groups:
+                group["lr"] = lr
         loss = train_step(
             run.train_model,
             batch.to(device),
@@ -857,7 +903,8 @@ def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float,
                rank: int, world: int, device: torch.device) -> None:
     """Schedule, early stopping, and (rank 0) the best model, the checkpoint and the epoch's log line."""
     state = run.state
-    run.scheduler.step(dev_bleu)
+    if not train_cfg.decay_epochs:  # the plateau schedule; a decay sets the rate batch by batch
+        run.scheduler.step(dev_bleu)
     improved = dev_bleu > state["best_bleu"]
     record = {"epoch": record["epoch"], "train_loss": record["train_loss"], "dev_bleu": round(dev_bleu, 2),
               "lr": run.optimizer.param_groups[0]["lr"], "pairs": record["pairs"],

@@ -407,3 +407,44 @@ def test_a_checkpoint_within_an_epoch_refuses_other_batches(tmp_path, monkeypatc
             resume=True, progress=False)
     with pytest.raises(ValueError, match="checkpoint_minutes"):
         TrainConfig(checkpoint_minutes=-1).validate()
+
+
+def test_a_decay_schedule_ends_at_its_final_rate_resumes_exactly_and_ignores_dev_bleu(tmp_path, monkeypatch):
+    import attention_core.training as training
+
+    pairs = [(f"我{i % 7}你{i % 3}", f"i {i % 5} you {i % 3}") for i in range(160)]
+    splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
+    opts = dict(hidden_size=8, emb_size=8, dropout=0.3)
+    cfg = TrainConfig(epochs=3, batch_size=16, max_dev=5, patience=9, lr=2e-3, decay_epochs=2, final_lr_ratio=0.25,
+                      checkpoint_minutes=1e-9)
+    seen = []
+    real = training.train_step
+
+    def spy(model, batch, optimizer, *args, **kwargs):
+        seen.append(optimizer.param_groups[0]["lr"])
+        return real(model, batch, optimizer, *args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", spy)
+    unbroken = fit(get_task("translation"), splits, tmp_path / "a", opts, cfg, progress=False)
+    monkeypatch.setattr(training, "train_step", real)
+    assert len(seen) == 30  # 10 batches an epoch
+    assert seen[:11] == [2e-3] * 11  # the full rate through epoch 1 and at the decay's first batch
+    assert all(b < a for a, b in zip(seen[10:], seen[11:], strict=False))  # then falling every batch
+    assert seen[-1] == pytest.approx(2e-3 * (1 - 0.75 * 19 / 20))  # the last batch is one step short of the end
+    assert [r["lr"] for r in unbroken["history"]][:1] == [2e-3]  # dev BLEU never halved it
+
+    real_step = stop_at_step(monkeypatch, 10 + 6)  # within the decay: a resumed run takes the same rates
+    with pytest.raises(KeyboardInterrupt):
+        fit(get_task("translation"), splits, tmp_path / "b", opts, cfg, progress=False)
+    monkeypatch.setattr(training, "train_step", real_step)
+    fit(get_task("translation"), splits, tmp_path / "b", opts, cfg, resume=True, progress=False)
+    a, b = _checkpoint(tmp_path / "a"), _checkpoint(tmp_path / "b")
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), f"{name} differs after a resume within the decay"
+
+
+def test_a_decay_longer_than_the_run_or_a_final_rate_out_of_range_is_refused():
+    with pytest.raises(ValueError, match="decay_epochs"):
+        TrainConfig(epochs=3, decay_epochs=4).validate()
+    with pytest.raises(ValueError, match="final_lr_ratio"):
+        TrainConfig(epochs=3, decay_epochs=1, final_lr_ratio=0).validate()
