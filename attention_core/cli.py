@@ -26,7 +26,7 @@ from attention_core import corpora
 from attention_core.allocator import AllocatorError, restart_if_faster
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
-from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV
+from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
 from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import TASKS, DataError, Splits, Task, load_splits
 from attention_core.decoder import DECODERS
@@ -223,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", choices=[*TASKS, PARALLEL], required=True,
                    help=f"{PARALLEL}: any language pair, from --corpus (docs: Train on your own data)")
     p.add_argument("--data", default=None, help=DATA_HELP)
-    p.add_argument("--out", required=True, help="output folder (the model and its checkpoint)")
+    p.add_argument("--out", default=None,
+                   help="output folder (the model and its checkpoint; default: <task>/<decoder>-<score>-<attention> "
+                        f"in ${RUNS_ENV}, else ~/.cache/attention-lab/runs, outside the checkout)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
     p.add_argument("--init", default=None, metavar="MODEL",
                    help="continue a trained model (folder or Hub repo id) with a fresh optimiser: its architecture, "
@@ -303,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
     p.add_argument("--data", default=None, help=DATA_HELP)
-    p.add_argument("--runs", default="runs", help="training folders with checkpoints")
+    p.add_argument("--runs", default=None,
+                   help=f"training folders with checkpoints (default: ${RUNS_ENV}, else ~/.cache/attention-lab/runs)")
     p.add_argument("--models", default="models", help="where the shipped float16 models go")
     p.add_argument("--results", default="results")
     p.add_argument("--only", nargs="*", default=None, help="task/variant names, e.g. couplet/none")
@@ -385,6 +388,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.command == "train":
         train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")}).validate()
         pick_device(args.device)  # a bad setting, device or --out fails before the corpus is read
+        if args.out is None:
+            score = args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general")
+            args.out = str(runs_home() / args.task / f"{args.decoder}-{score}-{args.attention}")
+            print(f"training into {args.out} (--out chooses another folder)", file=sys.stderr)
         claim_run_folder(args.out, args.resume)
         options = dict(
             decoder=args.decoder,
@@ -544,7 +551,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             zoo_models(args.only)
         except ValueError as err:
             raise InputError(f"--only: {err}") from None
-        run_zoo(args.data, args.runs, args.models, args.results, args.only, args.device, not args.quiet,
+        run_zoo(args.data, str(runs_home(args.runs)), args.models, args.results, args.only, args.device, not args.quiet,
                 args.precision, args.stage, args.recipe)
         return 0
     if args.command == "export":

@@ -24,6 +24,8 @@ from tqdm.auto import tqdm
 from attention_core.hubio import hub_errors, upload
 
 DATA_ENV = "ATTENTION_LAB_DATA"
+RUNS_ENV = "ATTENTION_LAB_RUNS"
+"""The environment variable naming the folder long training runs write to (see [`runs_home`][attention_core.corpora.runs_home])."""  # noqa: E501
 """Environment variable naming the data folder."""
 REPO_ENV = "ATTENTION_LAB_DATA_REPO"
 """Environment variable naming the Hub dataset repo of ``data pull`` and ``data push``."""
@@ -68,6 +70,19 @@ def data_home(data: str | Path | None = None) -> Path:
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV]).expanduser()
     return cache_home() / "data"
+
+
+def runs_home(runs: str | Path | None = None) -> Path:
+    """The folder training runs write to: ``runs``, else ``$ATTENTION_LAB_RUNS``, else ``runs`` in the cache folder.
+
+    Runs live outside the checkout by default (``~/.cache/attention-lab/runs``): a clone laid anew, or a
+    ``git clean``, leaves their checkpoints alone, and a run resumes from the same folder next time.
+    """
+    if runs:
+        return Path(runs).expanduser()
+    if os.environ.get(RUNS_ENV):
+        return Path(os.environ[RUNS_ENV]).expanduser()
+    return cache_home() / "runs"
 
 
 def cache_home() -> Path:

@@ -9,15 +9,16 @@
 # ZOO_ONLY="task/variant …" limits the zoo (default: the translation zoo, issue #29), ZOO_WORKERS the workers
 # (default: the cores), ZOO_STAGGER the seconds between two workers' starts (default 60), ZOO_RECIPE the recipe set
 # (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can finish the same runs), ZOO_RUNS the
-# folder (default runs/zoo). Each model is claimed by one worker (attention_core/runlock.py); a worker stopped by the
-# session's end or a crash resumes from its last checkpoint when `start` runs again (at most --checkpoint-minutes, 10,
-# lost), and finished models are skipped. runs/zoo holds the checkpoints, runs/zoo/models the exported float16 models,
-# runs/zoo/results/eval their evaluations and runs/zoo/cpu-N.log each worker's log. runs/ is ignored and stays on this
-# machine: a new machine starts again (CONTRIBUTING, "Re-bundling the model zoo"). Measured here (results/cores.md):
+# folder (default $ATTENTION_LAB_RUNS/zoo, else ~/.cache/attention-lab/runs/zoo: outside the checkout, so a work tree
+# laid anew leaves the runs alone). Each model is claimed by one worker (attention_core/runlock.py); a worker stopped by
+# the session's end or a crash resumes from its last checkpoint when `start` runs again (at most --checkpoint-minutes,
+# 10, lost), and finished models are skipped. RUNS holds the checkpoints, RUNS/models the exported float16 models,
+# RUNS/results/eval their evaluations and RUNS/cpu-N.log each worker's log. The folder stays on this machine: a new
+# machine starts again (CONTRIBUTING, "Re-bundling the model zoo"). Measured here (results/cores.md):
 # two one-thread runs side by side do 1.93 runs' work, one two-thread run 1.37-1.41.
 set -u
 cd "$(dirname "$0")/.."
-RUNS=${ZOO_RUNS:-runs/zoo}
+RUNS=${ZOO_RUNS:-${ATTENTION_LAB_RUNS:-${XDG_CACHE_HOME:-$HOME/.cache}/attention-lab/runs}/zoo}
 PIDS=$RUNS/cpu-workers.pid
 [ -n "${VIRTUAL_ENV:-}" ] || [ ! -f .venv/bin/activate ] || . .venv/bin/activate
 running() {  # the pids in $PIDS that are still zoo workers (a pid the system gave to another process is not)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Finish a zoo trained on a lent GPU machine (scripts/zoo_device.sh): unpack the archives its calls brought back into
-# runs/zoo/, then export and evaluate every model here (`attention-lab zoo --stage finish --recipe gpu`) into
-# runs/zoo/models and runs/zoo/results, the first step of CONTRIBUTING.md's "Re-bundling the model zoo".
+# RUNS (ZOO_RUNS, else $ATTENTION_LAB_RUNS/zoo, else ~/.cache/attention-lab/runs/zoo), then export and evaluate every
+# model here (`attention-lab zoo --stage finish --recipe gpu`) into RUNS/models and RUNS/results, the first step of CONTRIBUTING.md's "Re-bundling the model zoo".
 #
 #   bash scripts/zoo_finish.sh [--unpack-only] FOLDER [FOLDER …]    the folders the calls' files came back to
 #   (the corpora: $ATTENTION_LAB_DATA, else ~/.cache/attention-lab/data, as for every attention-lab command;
-#   ZOO_RUNS: another runs folder than runs/zoo)
+#   ZOO_RUNS: another runs folder)
 #
 # A run brought back finished replaces the one there (and an earlier call's partial first-stage weights of the same
 # model); a partial one (PARTIAL.json) never replaces a finished one, whatever the order of the folders.
@@ -17,7 +17,7 @@ if [ "${1:-}" = --unpack-only ]; then UNPACK_ONLY=1; shift; fi
 FOLDERS=()
 for folder in "$@"; do FOLDERS+=("$(cd "$folder" && pwd)"); done
 cd "$(dirname "$0")/.."
-RUNS=${ZOO_RUNS:-runs/zoo}
+RUNS=${ZOO_RUNS:-${ATTENTION_LAB_RUNS:-${XDG_CACHE_HOME:-$HOME/.cache}/attention-lab/runs}/zoo}
 mkdir -p "$RUNS/returned"
 
 finished() {  # a run folder holding weights that are not partial

@@ -223,3 +223,22 @@ def test_hub_errors_tell_offline_from_unreachable_and_leave_local_errors_alone(m
     with pytest.raises(PermissionError):  # a local disk error is not blamed on the network
         with hub_errors("download from", "lab/x"):
             raise PermissionError("read-only folder")
+
+
+def test_runs_live_outside_the_checkout_unless_told_otherwise(tmp_path, monkeypatch):
+    monkeypatch.delenv(corpora.RUNS_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert corpora.runs_home() == tmp_path / "cache" / "attention-lab" / "runs"
+    monkeypatch.setenv(corpora.RUNS_ENV, str(tmp_path / "elsewhere"))
+    assert corpora.runs_home() == tmp_path / "elsewhere"
+    assert corpora.runs_home(tmp_path / "given") == tmp_path / "given"
+
+
+def test_train_without_out_trains_into_the_runs_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(corpora.RUNS_ENV, str(tmp_path / "runs"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--task", "translation", "--data", str(tmp_path / "no-data"), "--score", "dot"]) == 2
+    err = capsys.readouterr().err
+    assert f"training into {tmp_path / 'runs' / 'translation' / 'luong-dot-global'}" in err
+    assert "error:" in err and "Traceback" not in err
+    assert not (tmp_path / "runs" / "translation" / "luong-dot-global" / "checkpoint.pt").exists()

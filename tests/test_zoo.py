@@ -463,3 +463,12 @@ def test_zoo_models_checks_names_and_keeps_the_training_order():
     assert zoo.zoo_models(["couplet/none", "translation/none"]) == ["couplet/none", "translation/none"]
     with pytest.raises(ValueError, match="no zoo model couplet/lung-general, x; the zoo has translation/luong-general"):
         zoo.zoo_models(["couplet/none", "couplet/lung-general", "x"])
+
+
+def test_the_zoo_scripts_keep_their_runs_outside_the_checkout_by_default(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("ZOO_RUNS", "ATTENTION_LAB_RUNS")}
+    for name, runs_env in (("XDG_CACHE_HOME", tmp_path / "cache"), ("ATTENTION_LAB_RUNS", tmp_path / "runs")):
+        status = subprocess.run(["bash", "scripts/zoo_cpu.sh", "status"], cwd=ROOT, capture_output=True, text=True,
+                                env={**env, name: str(runs_env)})
+        where = runs_env / "attention-lab" / "runs" / "zoo" if name == "XDG_CACHE_HOME" else runs_env / "zoo"
+        assert status.returncode == 0 and f"no zoo in {where}:" in status.stdout, status.stdout + status.stderr
