@@ -332,12 +332,17 @@ class Prepared:
         placed: For each name, how it reached the output, filled by [`restore`][attention_core.names.restore]:
             ``carried`` (the carrier's translation was replaced), ``attention`` (placed by attention) or
             ``missing`` (the output has no words to place it among).
+        written: Filled by [`restore`][attention_core.names.restore]: where a name's English replaced the carrier's
+            words in the model's output, ``{first output word: (words replaced, the English written there)}``, the
+            words counted as [`word_spans`][attention_core.subword.word_spans] counts them (so a view of the
+            model's rows can label them with the name).
     """
 
     original: str
     text: str
     carried: list[Carried] = field(default_factory=list)
     placed: list[str] = field(default_factory=list)
+    written: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     def lines(self, group: str | None = None) -> list[str]:
         """One line per carried name, number or word, for people: what it was written as, and how it reached the output.
@@ -637,7 +642,7 @@ def restore(
         after = [k for k in content if peaks[k] >= start]
         inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c.name)
         placed.append("attention")
-    prepared.placed = placed
+    prepared.placed, prepared.written = placed, {}
     out: list[str] = []
     k, capital = 0, False
     while k <= len(spans):
@@ -647,6 +652,7 @@ def restore(
         if k in replaced:
             size, name = replaced[k]
             out.append(_written(name, out, words[k]))
+            prepared.written[k] = (size, out[-1])
             k += size
             if out[-1].endswith(".") and k < len(spans) and words[k] == ".":
                 k += 1  # 9:45 p.m. ends the sentence already: the word after it starts the next one

@@ -417,7 +417,7 @@ def _rounded(weights: torch.Tensor) -> list:
 
 def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str,
                    maps: AttentionMaps | None = None, rtl: bool = False, text: str | None = None,
-                   flagged: list[int] | None = None) -> dict:
+                   flagged: list[int] | None = None, tokenize: Callable[[str], list[str]] | None = None) -> dict:
     """What the views need of one sentence: pieces and words with their rows, window and centres.
 
     Args:
@@ -434,6 +434,8 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
             maps: about 0.6 MB, not 10 MB of Python floats) and no conversion time.
         flagged: Positions of the source tokens of words flagged as possibly untranslated
             ([`Translator.untranslated`][attention_core.pipeline.Translator.untranslated]).
+        tokenize: The model's source tokeniser, to label a stand-in's columns with the name typed
+            ([`typed_axes`][demo.handlers.typed_axes], kept in ``typed``).
 
     Returns:
         A dict of plain values (JSON-friendly apart from the Transformer's ``maps``); ``coverage`` is
@@ -449,6 +451,7 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
         rtl=rtl,
         source=out.source_tokens,
         carried=[(c.carrier, c.name.text) for c in out.names.carried] if out.names else [],
+        typed=typed_axes(out, tokenize),
         output=out.row_labels,
         weights=out.weights.tolist(),
         words=words,
@@ -469,14 +472,92 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
     )
 
 
+SPREAD_FILL = "·"
+"""The label of a stand-in's column or row left over when the name typed is shorter (北京 over 波 士 顿: 北 京 ·)."""
+
+
+def spread(parts: Sequence[str], slots: int, joiner: str = "") -> list[str]:
+    """``parts`` laid over ``slots`` labels in order: a group a slot, the groups as even as possible.
+
+    A name typed over the columns of its stand-in: 北京南站 over 波 士 顿 is 北京 南 站; a shorter name leaves
+    [`SPREAD_FILL`][demo.handlers.SPREAD_FILL] on the columns left over.
+
+    >>> spread(list("北京南站"), 3), spread(list("北京"), 3), spread(["Zhang", "Wei"], 1, " ")
+    (['北京', '南', '站'], ['北', '京', '·'], ['Zhang Wei'])
+    """
+    if len(parts) <= slots:
+        return [*parts, *[SPREAD_FILL] * (slots - len(parts))]
+    size, extra = divmod(len(parts), slots)
+    groups, start = [], 0
+    for k in range(slots):
+        end = start + size + (k < extra)
+        groups.append(joiner.join(parts[start:end]))
+        start = end
+    return groups
+
+
+def typed_axes(out: Output, tokenize: Callable[[str], list[str]] | None = None) -> dict[str, tuple[list, list]]:
+    """The heatmap's axes in the visitor's words: the names, numbers and words the names switch carried, as typed.
+
+    The model read a stand-in (汤姆 for 张伟, 波士顿 for 北京) and wrote the stand-in's English (tom, boston); the
+    labels show what was typed and what the output says (北 京, Beijing), and each relabelled column or row has a
+    note for the hover text naming the stand-in the model read or wrote.
+
+    Args:
+        out: One output of the names switch (``out.names``; without it the axes are the model's tokens).
+        tokenize: The model's source tokeniser (finds the stand-in's columns); ``None``: the source stays.
+
+    Returns:
+        ``{"source": (labels, notes), "output": (labels, notes), "words": (labels, notes)}``: the columns, the rows
+        per piece and the rows per word (pieces merged); a note is ``""`` where the label is the model's token.
+    """
+    source, rows = list(out.source_tokens), list(out.row_labels)
+    spans = word_spans(rows)
+    axes = {"source": (source, [""] * len(source)), "output": (rows, [""] * len(rows)),
+            "words": ([word for word, _ in spans], [""] * len(spans))}
+    prepared = out.names
+    if prepared is None:
+        return axes
+    if tokenize is not None:
+        for c in prepared.carried:
+            carrier = tokenize(c.carrier)
+            start = len(tokenize(prepared.text[: c.offset] + c.carrier)) - len(carrier)
+            if start < 0 or out.source_tokens[start: start + len(carrier)] != carrier:
+                continue  # not where the tokeniser puts it (never expected): the model's tokens stay
+            for j, label in enumerate(spread(list(c.name.text), len(carrier)), start):
+                axes["source"][1][j] = f"the model read {source[j]}: {c.carrier} stands in for {c.name.text} 替身"
+                axes["source"][0][j] = label
+    for first, (size, english) in prepared.written.items():
+        if first + size > len(spans):
+            continue
+        read = " ".join(word for word, _ in spans[first: first + size])
+        note = f"the model wrote {read}: the stand-in for {english} 替身"
+        for k, label in enumerate(spread(english.split(), size, " "), first):
+            axes["words"][0][k], axes["words"][1][k] = label, note
+        pieces = [i for _, index in spans[first: first + size] for i in index]
+        for i, label in zip(pieces, spread(english.split(), len(pieces), " ")):
+            axes["output"][0][i], axes["output"][1][i] = label, note
+    return axes
+
+
+def axis(sentence: dict, key: str) -> tuple[list[str], list[str] | None]:
+    """An axis of a sentence as drawn, ``source``, ``output`` or ``words``: its labels and hover notes.
+
+    The labels are what the visitor typed where the names switch carried a stand-in
+    ([`typed_axes`][demo.handlers.typed_axes]), else the model's tokens (notes ``None``).
+    """
+    typed = (sentence.get("typed") or {}).get(key)
+    return (list(typed[0]), list(typed[1])) if typed else (list(sentence[key]), None)
+
+
 PIECES_MERGED = "words (pieces merged: mean of their rows and centres)"
 """The heatmap's second title line in the word view."""
 
 
 def carried_line(carried: Sequence[Sequence[str]]) -> str:
-    """The heatmap's note that its axes show the carriers the model read, not the names typed (names switch)."""
+    """The heatmap's note that its axes show the names as typed, and the stand-ins the model read (names switch)."""
     pairs = ", ".join(f"{carrier} for {html.escape(name)}" for carrier, name in dict.fromkeys(map(tuple, carried)))
-    return f"the model read {pairs} 模型读到的是替身词" if pairs else ""
+    return f"names as typed 按输入显示 · the model read {pairs} (hover) 替身" if pairs else ""
 
 
 def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
@@ -490,14 +571,18 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
     notes = [line for line in (PIECES_MERGED if merged else "", carried_line(sentence.get("carried", []))) if line]
     if notes:  # one long line was clipped in Compare's half-width panels
         title = title + second_line(" · ".join(notes))
+    source, source_notes = axis(sentence, "source")
     if not merged:
-        figure = alignment_figure(sentence["source"], sentence["output"], sentence["weights"], sentence["window"],
-                                  sentence["centres"], sentence["predicted"], title=title, highlight=row, rtl=rtl)
+        rows, notes = axis(sentence, "output")
+        figure = alignment_figure(source, rows, sentence["weights"], sentence["window"], sentence["centres"],
+                                  sentence["predicted"], title=title, highlight=row, rtl=rtl, x_notes=source_notes,
+                                  y_notes=notes)
     else:
         highlight = None if row is None else sentence["word_of"][row]
-        figure = alignment_figure(sentence["source"], sentence["words"], sentence["word_weights"],
-                                  sentence["window"], sentence["word_centres"], sentence["predicted"],
-                                  highlight=highlight, rtl=rtl, title=title)
+        rows, notes = axis(sentence, "words")
+        figure = alignment_figure(source, rows, sentence["word_weights"], sentence["window"],
+                                  sentence["word_centres"], sentence["predicted"], highlight=highlight, rtl=rtl,
+                                  title=title, x_notes=source_notes, y_notes=notes)
     return figure
 
 
@@ -570,24 +655,27 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
         ``(encoder figure (S × S), decoder figure (T × T, or words × words))``.
     """
     where = view_words(sentence["layers"], sentence["heads"], layer, head)
-    source = sentence["source"]
+    source, source_notes = axis(sentence, "source")
     encoder = alignment_figure(source, source, _pick(sentence["maps"]["encoder"], layer, head),
                                title=f"encoder self-attention 编码器自注意力{second_line(where)}",
                                x_title="key 键 (source 源)", y_title="query 查询 (source 源)",
-                               rtl=bool(sentence.get("rtl")))
+                               rtl=bool(sentence.get("rtl")), x_notes=source_notes, y_notes=source_notes)
     decoder = _pick(sentence["maps"]["decoder"], layer, head)  # (T, T)
     output = sentence["output"]
-    keys = ["<bos>", *output[:-1]]
-    rows, highlight = output, row
+    rows, notes = axis(sentence, "output")
+    keys, key_notes = ["<bos>", *rows[:-1]], ["", *(notes or [""] * len(rows))[:-1]]
+    highlight = row
     if not pieces and len(sentence["words"]) != len(output):
         word_of = sentence["word_of"]
         columns = [0, *[w + 1 for w in word_of[: len(output) - 1]]]  # <bos>, then each piece's word
         decoder = _merge(_merge(decoder, columns, 1, "sum"), word_of, 0, "mean")
-        keys = ["<bos>", *sentence["words"][: columns[-1]]]
-        rows, highlight = sentence["words"], None if row is None else word_of[row]
+        rows, notes = axis(sentence, "words")
+        keys, key_notes = ["<bos>", *rows[: columns[-1]]], ["", *(notes or [""] * len(rows))[: columns[-1]]]
+        highlight = None if row is None else word_of[row]
     figure = alignment_figure(keys, rows, decoder, highlight=highlight,
                               title=f"decoder self-attention 解码器自注意力{second_line(where)}",
-                              x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)")
+                              x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)",
+                              x_notes=key_notes, y_notes=notes)
     return encoder, figure
 
 
@@ -657,7 +745,8 @@ def attention_view(state: dict | None, step: int | None = None, pieces: bool = F
         view.heatmap = gradient_figure(state, row, pieces)
         view.info = "  \n".join(line for line in (view.info, gradient_line(state)) if line)
     elif state.get("has_attention") and state.get("coverage"):
-        add_coverage(view.heatmap, state["source"], state["coverage"], state.get("flagged", []), COVERAGE_THRESHOLD)
+        add_coverage(view.heatmap, axis(state, "source")[0], state["coverage"], state.get("flagged", []),
+                     COVERAGE_THRESHOLD)
     return view
 
 
@@ -676,9 +765,9 @@ def gradient_rows(state: dict, pieces: bool) -> tuple[list[str], torch.Tensor, t
     agreement = torch.tensor(state["agreement"], dtype=torch.float32)  # (T_out,)
     labels, merged = word_rows(state["output"], gradient)
     if pieces or len(labels) == len(state["output"]):
-        return list(state["output"]), gradient, agreement
+        return axis(state, "output")[0], gradient, agreement
     _, attention = word_rows(state["output"], torch.tensor(state["weights"], dtype=torch.float32))
-    return labels, merged, kendall_tau(attention, merged)
+    return axis({"words": labels, **state}, "words")[0], merged, kendall_tau(attention, merged)
 
 
 def gradient_figure(state: dict, row: int | None, pieces: bool) -> go.Figure:
@@ -686,8 +775,9 @@ def gradient_figure(state: dict, row: int | None, pieces: bool) -> go.Figure:
     labels, gradient, tau = gradient_rows(state, pieces)
     if row is not None and len(labels) != len(state["output"]):
         row = state["word_of"][row]
-    figure = alignment_figure(state["source"], labels, gradient.tolist(), highlight=row, value="importance",
-                              rtl=bool(state.get("rtl")),
+    source, notes = axis(state, "source")
+    figure = alignment_figure(source, labels, gradient.tolist(), highlight=row, value="importance",
+                              rtl=bool(state.get("rtl")), x_notes=notes,
                               title="input × gradient 输入×梯度: |x_s · ∂ log p(y_t) / ∂x_s|, each row sums to 1")
     notes = ["—" if math.isnan(t) else f"{t:+.2f}" for t in tau.tolist()]
     return add_row_notes(figure, notes, "τ vs attn")
@@ -759,6 +849,11 @@ def with_gradient(registry: ModelRegistry, state: dict | None) -> dict:
     return {**state, **found, "sentences": sentences}
 
 
+def _bar_axes(sentence: dict) -> tuple[list[str], list[str]]:
+    """The step bars' source labels and output tokens, as drawn (names as typed)."""
+    return axis(sentence, "source")[0], axis(sentence, "output")[0]
+
+
 def _attention_view(state: dict | None, step: int | None = None, pieces: bool = False, layer: object = None,
                     head: object = None) -> View:
     """The attention views of [`attention_view`][demo.handlers.attention_view], before coverage or gradients."""
@@ -779,7 +874,8 @@ def _attention_view(state: dict | None, step: int | None = None, pieces: bool = 
         else:
             title = (f"{where} · " if where else "") + f"step 步 {row + 1}"
         heat = heatmap_figure(sentence, row, pieces, title)
-        bars = step_figure(state["source"], state["output"], state["weights"], row or 0, rtl=bool(state.get("rtl")))
+        bars = step_figure(*_bar_axes(state), state["weights"], row or 0, rtl=bool(state.get("rtl")),
+                           notes=axis(state, "source")[1])
         return View(heat, bars, info=info)
     view = parse_view(sentence["layers"], sentence["heads"], layer, head)
     sentence = selected(sentence, *view)
@@ -787,8 +883,8 @@ def _attention_view(state: dict | None, step: int | None = None, pieces: bool = 
              "" if row is None else f"step 步 {row + 1}"]
     title = " · ".join(part for part in parts if part)  # one line: plotly clips a multi-line title at the top
     heat = heatmap_figure(sentence, row, pieces, title)
-    bars = step_figure(sentence["source"], sentence["output"], sentence["weights"], row or 0,
-                       rtl=bool(sentence.get("rtl")))
+    bars = step_figure(*_bar_axes(sentence), sentence["weights"], row or 0, rtl=bool(sentence.get("rtl")),
+                       notes=axis(sentence, "source")[1])
     encoder, decoder = self_attention_figures(sentence, *view, pieces, row)
     first, _, rest = info.partition("  \n")
     info = "  \n".join(line for line in (first, _view_line(sentence, *view), rest) if line)
@@ -858,7 +954,8 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     typed = [texts[i] if texts is not None else out.names.original if out.names else None  # not the carriers
              for i, out in enumerate(outs)]
     sentences = [sentence_state(out, model, window, m, rtl, typed[i],
-                                [t for word in translator.untranslated(out) for t in word.tokens])
+                                [t for word in translator.untranslated(out) for t in word.tokens],
+                                translator.task.tokenize_src)
                  for i, (out, m) in enumerate(zip(outs, maps))]
     info = _info(couplet, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
     state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant,
@@ -959,7 +1056,7 @@ def entropy_view(states: dict[str, dict], views: dict[str, tuple[object, object]
             view = parse_view(state["layers"], state["heads"], *views.get(side, (None, None)))
             weights = selected(state, *view)["weights"]
             name += " · " + view_words(state["layers"], state["heads"], *view)
-        rows[name] = (state["output"], weights)
+        rows[name] = (axis(state, "output")[0], weights)
     if not rows:
         return message_figure("Neither variant has attention: no entropy to compare. 两者都没有注意力。")
     sources = len(next(iter(states.values()))["source"])

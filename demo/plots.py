@@ -30,6 +30,12 @@ def _labels(tokens: Sequence[str]) -> list[str]:
     return [html.escape(t) for t in tokens]
 
 
+def _notes(notes: Sequence[str] | None, n: int) -> list[str]:
+    """Hover lines for ``n`` labels: ``" (note)"`` escaped, or ``""`` where there is none."""
+    notes = list(notes or [])[:n]
+    return [f" ({html.escape(note)})" if note else "" for note in notes] + [""] * (n - len(notes))
+
+
 def _ticks(labels: Sequence[str]) -> dict:
     """Tick settings that stay readable at any length: smaller, rotated, then thinned labels."""
     n = len(labels)
@@ -61,6 +67,8 @@ def alignment_figure(
     y_title: str = "output 输出",
     rtl: bool = False,
     value: str = "weight",
+    x_notes: Sequence[str] | None = None,
+    y_notes: Sequence[str] | None = None,
 ) -> go.Figure:
     """Heatmap of attention weights: source tokens on x, generated tokens on y (or any keys × queries).
 
@@ -77,14 +85,18 @@ def alignment_figure(
         y_title: Title of the y axis (the queries, one per row).
         rtl: The source runs right to left (Arabic, Hebrew …): the x axis starts on the right.
         value: What a cell holds, for the hover text and the colour bar (``weight``; ``importance`` for gradients).
+        x_notes: A line of hover text per column (``""``: none), e.g. the stand-in the model read for a name typed.
+        y_notes: A line of hover text per row.
 
     Returns:
         The figure.
     """
     xs, ys = _labels(source), _labels(output)
     x_name, y_name = x_title.split()[0], y_title.split()[0]
+    x_more, y_more = _notes(x_notes, len(xs)), _notes(y_notes, len(ys))
     hover = [
-        [f"{x_name} {j + 1}: {xs[j]}<br>{y_name} {i + 1}: {ys[i]}<br>{value}: {w:.3f}" for j, w in enumerate(row)]
+        [f"{x_name} {j + 1}: {xs[j]}{x_more[j]}<br>{y_name} {i + 1}: {ys[i]}{y_more[i]}<br>{value}: {w:.3f}"
+         for j, w in enumerate(row)]
         for i, row in enumerate(weights)
     ]
     fig = go.Figure(
@@ -132,7 +144,7 @@ def alignment_figure(
 
 
 def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[Sequence[float]],
-                step: int, rtl: bool = False) -> go.Figure:
+                step: int, rtl: bool = False, notes: Sequence[str] | None = None) -> go.Figure:
     """Bar chart of one decoding step: how much each source token weighs for output token ``step``.
 
     Args:
@@ -141,6 +153,7 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
         weights: ``len(output) × len(source)`` weights.
         step: Row to show (0-based, clamped into range).
         rtl: The source runs right to left: its first token is the rightmost bar.
+        notes: A line of hover text per source token (``""``: none).
 
     Returns:
         The figure.
@@ -150,9 +163,10 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
         return go.Figure()
     step = max(0, min(step, len(output) - 1))
     row = list(weights[step])
+    more = _notes(notes, len(xs))
     fig = go.Figure(go.Bar(
         x=list(range(len(xs))), y=row, marker_color="steelblue",
-        hovertext=[f"{x}: {w:.3f}" for x, w in zip(xs, row)], hoverinfo="text",
+        hovertext=[f"{x}{note}: {w:.3f}" for x, note, w in zip(xs, more, row)], hoverinfo="text",
     ))
     done = " ".join(_labels(output[:step]))
     fig.update_layout(

@@ -1,0 +1,137 @@
+"""Issue #54, the app as a visitor meets it: their own words on the heatmap, settings that apply, a calm page.
+
+Handler tests build their outputs by hand or use small untrained models (``app_fixtures.small_registry``); the
+browser tests run the real app on the bundled models (Debian Chromium; skipped with the reason where it is missing).
+"""
+
+from contextlib import contextmanager
+
+import pytest
+import torch
+from app_fixtures import launch_app
+from corpus import SCREENSHOTS, chromium
+
+from attention_core.names import Carried, Prepared, restore
+from attention_core.pipeline import Output
+from attention_core.rare import RareWord
+from demo.handlers import SPREAD_FILL, attention_view, axis, sentence_state, spread, typed_axes
+from demo.models import BUNDLED
+from demo.plots import alignment_figure
+
+TYPED = "我在北京见张伟。"
+READ = "我在波士顿见汤姆。"
+"""A sentence as typed, and as the model reads it with the names switch: 北京 → 波士顿, 张伟 → 汤姆."""
+
+
+def _carried_output(tokens: list[str]) -> Output:
+    """The model's output for ``READ`` (``tokens``), restored by the library: the names written over the stand-ins."""
+    source = list(READ)
+    weights = torch.full((len(tokens) + 1, len(source)), 1 / len(source))
+    prepared = Prepared(TYPED, READ, [
+        Carried(RareWord("北京", 2, "Beijing", "dictionary", "place"), "波士顿", "Boston", 2),
+        Carried(RareWord("张伟", 4, "Zhang Wei", "pinyin"), "汤姆", "Tom", 6),
+    ])
+    out = Output(source, [None] * len(source), tokens, " ".join(tokens), weights, None, -1.0, True)
+    return restore(out, prepared, list)
+
+
+def test_spread_lays_a_name_over_its_stand_ins_columns():
+    assert spread(list("北京"), 3) == ["北", "京", SPREAD_FILL]
+    assert spread(list("北京南站"), 3) == ["北京", "南", "站"]
+    assert spread(["Zhang", "Wei"], 1, " ") == ["Zhang Wei"]
+    assert spread(["9:45", "p.m."], 2, " ") == ["9:45", "p.m."]
+
+
+def test_the_library_records_where_it_wrote_each_name():
+    out = _carried_output(["i", "see", "tom", "in", "boston", "."])
+    assert out.text == "i see Zhang Wei in Beijing ."
+    assert out.names.written == {2: (1, "Zhang Wei"), 4: (1, "Beijing")}
+
+
+def test_the_axes_show_what_was_typed_and_the_notes_the_stand_ins():
+    out = _carried_output(["i", "see", "tom", "in", "bos", "##ton", "."])  # boston in two pieces
+    axes = typed_axes(out, list)
+    assert axes["source"][0] == ["我", "在", "北", "京", SPREAD_FILL, "见", "张", "伟", "。"]
+    assert "波" in axes["source"][1][2] and "北京" in axes["source"][1][2] and axes["source"][1][0] == ""
+    assert axes["words"][0] == ["i", "see", "Zhang Wei", "in", "Beijing", ".", "<eos>"]
+    assert axes["output"][0] == ["i", "see", "Zhang Wei", "in", "Beijing", SPREAD_FILL, ".", "<eos>"]
+    assert "tom" in axes["words"][1][2] and "boston" in axes["words"][1][4]
+    # without the names switch (or a tokeniser) the model's tokens stay
+    plain = Output(list(READ), [None] * len(READ), ["x"], "x", torch.ones(2, len(READ)) / len(READ), None, 0.0, True)
+    assert typed_axes(plain, list)["source"][0] == list(READ)
+    assert typed_axes(out)["source"][0] == list(READ)
+
+
+def test_the_heatmap_draws_the_typed_words_and_hovers_the_stand_ins(tmp_path):
+    from attention_core.config import ModelConfig
+    from attention_core.seq2seq import build_model
+
+    out = _carried_output(["i", "see", "tom", "in", "boston", "."])
+    model = build_model(ModelConfig(src_vocab_size=12, tgt_vocab_size=12, hidden_size=8, emb_size=8)).eval()
+    state = sentence_state(out, model, "config", tokenize=list)
+    assert state["source"] == list(READ)  # what the model read stays in the state (the gradients feed it back)
+    view = attention_view(state, 1)
+    ticks = list(view.heatmap.layout.xaxis.ticktext)
+    assert ticks[2:5] == ["北", "京", SPREAD_FILL] and "波" not in "".join(ticks)
+    assert "Beijing" in view.heatmap.layout.yaxis.ticktext and "boston" not in view.heatmap.layout.yaxis.ticktext
+    hover = view.heatmap.data[0].text[4][2]  # row "Beijing", column 北
+    assert "the model read 波" in hover and "the model wrote boston" in hover
+    assert axis(state, "source")[0] == list(view.bars.layout.xaxis.ticktext)
+
+
+def test_hover_notes_are_escaped():
+    figure = alignment_figure(["a"], ["b"], [[1.0]], x_notes=["<i>x</i>"], y_notes=[""])
+    assert "&lt;i&gt;x&lt;/i&gt;" in figure.data[0].text[0][0]
+
+
+# the real app, in a browser ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    chromium()  # skipped (or failed under CI) before the app starts, where there is no browser
+    if not list(BUNDLED.glob("*/*/config.json")):
+        pytest.fail(f"no bundled models under {BUNDLED}; train them with 'attention-lab zoo'")
+    proc, url = launch_app()
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@contextmanager
+def _page(app_url: str, height: int = 1400, width: int = 1400):
+    """A browser page on the app (Debian Chromium, headless); fails the test on a script error in the page."""
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(app_url, wait_until="load")
+        page.locator("textarea").first.wait_for(state="attached", timeout=120_000)  # Gradio draws the page late
+        yield page
+        browser.close()
+    assert not errors, errors
+
+
+def _ticks(page, elem: str, axis_class: str) -> list[str]:
+    """The tick labels a heatmap draws on one axis (``xtick`` or ``ytick``), as the browser shows them."""
+    return page.locator(f"#{elem} .main-svg .{axis_class} text").all_text_contents()
+
+
+def test_browser_the_heatmap_shows_the_name_and_place_as_typed(app_url):
+    with _page(app_url) as page:
+        page.locator("#translation-input textarea").fill("张伟明天在北京见面。")
+        page.locator("#translation-run").click()
+        page.wait_for_function(
+            "() => { const t = document.querySelector('#translation-output textarea'); return t && t.value; }",
+            timeout=120_000)
+        page.wait_for_function("() => document.querySelector('#translation-heatmap .xtick text')", timeout=60_000)
+        columns, rows = _ticks(page, "translation-heatmap", "xtick"), _ticks(page, "translation-heatmap", "ytick")
+        assert {"张", "伟", "北", "京"} <= set(columns), columns  # the typed characters, not the stand-ins
+        assert not {"汤", "姆", "波", "士", "顿"} & set(columns), columns
+        assert not {"tom", "boston"} & {row.lower() for row in rows}, rows
+        assert {"Zhang Wei", "Beijing"} & set(rows), rows
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "app-typed-names.png"), full_page=True)
