@@ -7,7 +7,7 @@ the app on the same input and settings (the docs put an "open in the app" link u
 
 | figure | page | what it shows |
 |---|---|---|
-| ``theory-steps`` | steps | one sentence step by step: scores → softmax → context shares → next token |
+| ``theory-steps`` | steps | one sentence step by step: scores → softmax → the context's terms → next token |
 | ``theory-tiny-steps`` | steps | 4-dimensional toy states as numbered cells: score → softmax → weighted sum |
 | ``theory-scores`` | scores | dot vs scaled dot on the same sentence, with each one's mean row entropy |
 | ``theory-qkv`` | qkv | the same queries and keys with the learned ``W_a`` and with ``W_a = I`` |
@@ -298,9 +298,10 @@ def steps_figure(translator: Translator, text: str = STEPS_TEXT, top: int = 5) -
     """Alammar-style step-through of one sentence (greedy), one frame per decoding step.
 
     Four panels per step ``t``: the raw scores ``e_{t,s}``; the weights ``a_t = softmax(e_t)``; each
-    source position's share ``a_{t,s} ‖h̄_s‖`` of the context ``c_t = Σ_s a_{t,s} h̄_s`` (``‖c_t‖`` in the
-    title); and the ``top`` most probable next tokens, the chosen one in red. A slider moves through the
-    steps; the figure opens (and its PNG shows) the step with the sharpest attention.
+    term's length ``‖a_{t,s} h̄_s‖ = a_{t,s} ‖h̄_s‖`` in the context ``c_t = Σ_s a_{t,s} h̄_s`` (``‖c_t‖`` in the
+    title; the terms point different ways, so their lengths are sizes, not shares of ``c_t``); and the ``top``
+    most probable next tokens, the chosen one in red. A slider moves through the steps; the figure opens (and its
+    PNG shows) the step with the sharpest attention.
 
     Args:
         translator: A global-attention model (the default translation model ``luong-general``).
@@ -316,7 +317,7 @@ def steps_figure(translator: Translator, text: str = STEPS_TEXT, top: int = 5) -
     S = int(trace.mask.sum())
     scores, weights = trace.scores[:, :S], trace.weights[:, :S]  # (T, S)
     norms = trace.values[:S].norm(dim=-1)  # ‖h̄_s‖: (S,)
-    shares = weights * norms  # a_{t,s} ‖h̄_s‖: (T, S)
+    sizes = weights * norms  # ‖a_{t,s} h̄_s‖ = a_{t,s} ‖h̄_s‖: (T, S)
     context = (weights @ trace.values[:S]).norm(dim=-1)  # ‖c_t‖: (T,)
     probs = torch.softmax(trace.logits, dim=-1)  # (T, V)
     probs[:, [cfg.pad_id, cfg.bos_id, cfg.unk_id]] = 0.0  # never generated
@@ -326,8 +327,8 @@ def steps_figure(translator: Translator, text: str = STEPS_TEXT, top: int = 5) -
     titles = [
         f"① score 打分 e<sub>t,s</sub> = {SCORE_FORMULAS[cfg.score].format(q=q)}",
         "② softmax → weights 权重 a<sub>t,s</sub> (sum 和 = 1)",
-        "③ a<sub>t,s</sub>‖h̄<sub>s</sub>‖: each source position's share of c<sub>t</sub> = Σ<sub>s</sub> "
-        "a<sub>t,s</sub> h̄<sub>s</sub> 上下文",
+        "③ ‖a<sub>t,s</sub> h̄<sub>s</sub>‖: the length of each term of c<sub>t</sub> = Σ<sub>s</sub> "
+        "a<sub>t,s</sub> h̄<sub>s</sub> 上下文每一项的长度",
         f"④ p(y<sub>t</sub>): top {top} next tokens 候选词 (chosen 选中 in red)",
     ]
     fig = make_subplots(rows=4, cols=1, subplot_titles=titles, vertical_spacing=0.09)
@@ -341,8 +342,8 @@ def steps_figure(translator: Translator, text: str = STEPS_TEXT, top: int = 5) -
                    hovertext=[f"{x}: e = {e:.2f}" for x, e in zip(xs, scores[t].tolist())], hoverinfo="text"),
             go.Bar(x=list(range(S)), y=weights[t].tolist(), marker_color="steelblue",
                    hovertext=[f"{x}: a = {a:.3f}" for x, a in zip(xs, weights[t].tolist())], hoverinfo="text"),
-            go.Bar(x=list(range(S)), y=shares[t].tolist(), marker_color="seagreen",
-                   hovertext=[f"{x}: a·‖h̄‖ = {a:.2f}" for x, a in zip(xs, shares[t].tolist())], hoverinfo="text"),
+            go.Bar(x=list(range(S)), y=sizes[t].tolist(), marker_color="seagreen",
+                   hovertext=[f"{x}: a·‖h̄‖ = {a:.2f}" for x, a in zip(xs, sizes[t].tolist())], hoverinfo="text"),
             go.Bar(x=list(range(top)), y=p.tolist(), text=words, textposition="outside",
                    marker_color=["crimson" if i == chosen else "lightgray" for i in ids.tolist()],
                    hovertext=[f"{w}: p = {v:.3f}" for w, v in zip(words, p.tolist())], hoverinfo="text"),
@@ -371,7 +372,7 @@ def steps_figure(translator: Translator, text: str = STEPS_TEXT, top: int = 5) -
     pad = 0.08 * (high - low or 1.0)
     fig.update_yaxes(range=[min(0.0, low - pad), max(0.0, high + pad)], title="e", row=1, col=1)
     fig.update_yaxes(range=[0, 1], title="a", row=2, col=1)
-    fig.update_yaxes(range=[0, float(shares.max()) * 1.1 + 1e-6], title="a·‖h̄‖", row=3, col=1)
+    fig.update_yaxes(range=[0, float(sizes.max()) * 1.1 + 1e-6], title="a·‖h̄‖", row=3, col=1)
     fig.update_yaxes(range=[0, 1.15], title="p", row=4, col=1)
     slider = dict(active=start, x=0.05, len=0.9, y=-0.02, yanchor="top", pad=dict(t=10),
                   currentvalue=dict(prefix="step 步 ", font=dict(size=13)),
@@ -455,14 +456,34 @@ def local_p_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figure:
     return fig
 
 
+def _wrap(text: str, width: int = 30) -> str:
+    """Break a label at spaces into lines of at most ``width`` characters (a longer word keeps its own line)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
 def soft_hard_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figure:
-    """Soft vs hard (argmax, decode time only) attention of the same model on the same sentence."""
+    """Soft vs hard (argmax, decode time only) attention of the same model on the same sentence.
+
+    Each panel's title is short lines (the name, the translation wrapped at 30 characters, entropy and diagonality),
+    so two titles side by side cannot run into each other in a narrow column; the source characters stay upright.
+    """
     panels, titles = [], []
     for name, hard in (("soft 软", False), ("hard 硬 (argmax)", True)):
         out = translator.translate([text], hard=hard)[0]
         panels.append(_panel(translator, out))
-        titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>{_entropy_line(out)}")
-    return side_by_side(panels, titles, f"soft vs hard attention, same model and sentence 同一句 · {_uniform(out)}")
+        titles.append(f"<b>{name}</b><br>{_wrap(_escape(out.text))}<br>entropy 熵 "
+                      f"{attention_entropy(out.weights):.2f} · diagonality 对角度 {diagonality(out.weights):.2f}")
+    fig = side_by_side(panels, titles, f"soft vs hard attention, same model and sentence 同一句<br><sup>"
+                       f"{_uniform(out)}</sup>")
+    fig.update_xaxes(tickangle=0)  # upright characters: plotly turns crowded labels sideways on its own
+    fig.update_layout(margin=dict(t=175))
+    return fig
 
 
 def masking_figure(translator: Translator, short: str = SHORT_TEXT, long: str = STEPS_TEXT) -> go.Figure:
@@ -696,11 +717,11 @@ class TinySteps:
 
     Attributes:
         score: The score function's name (``attention_core.scores.SCORES``).
-        query: The decoder state, i.e. the query ``q_t``, ``(D,)``.
-        keys: The encoder outputs ``h̄_1 … h̄_S`` (keys and values), ``(S, D)``.
+        query: The decoder state, i.e. the query ``q_t``, ``(d,)``.
+        keys: The encoder outputs ``h̄_1 … h̄_S`` (keys and values), ``(S, d)``.
         scores: ``e_{t,s} = score(q_t, h̄_s)``, ``(S,)``.
         weights: ``a_t = softmax(e_t)``, ``(S,)``.
-        context: ``c_t = Σ_s a_{t,s} h̄_s``, ``(D,)``.
+        context: ``c_t = Σ_s a_{t,s} h̄_s``, ``(d,)``.
     """
 
     score: str
@@ -720,18 +741,18 @@ def tiny_steps(states: int = TINY["states"], size: int = TINY["size"], seed: int
 
     Args:
         states: Number of encoder states ``S``.
-        size: Their size ``D`` (and the decoder state's).
+        size: Their size ``d`` (and the decoder state's).
         seed: Seed of the draw.
         score: A parameter-free score name (``dot`` or ``scaled_dot``): the toy has no learned weights.
     """
     generator = torch.Generator().manual_seed(seed)
-    query = torch.randn(1, 1, size, generator=generator).round(decimals=1)  # (B=1, T=1, D)
-    keys = torch.randn(1, states, size, generator=generator).round(decimals=1)  # (1, S, D)
+    query = torch.randn(1, 1, size, generator=generator).round(decimals=1)  # (B=1, T=1, d)
+    keys = torch.randn(1, states, size, generator=generator).round(decimals=1)  # (1, S, d)
     scorer = build_score(score, size, size)
     if list(scorer.parameters()):
         raise ValueError(f"the toy step-through needs a score without learned weights (dot, scaled_dot), got {score!r}")
     scores = scorer(query, scorer.prepare(keys))  # (1, 1, S)
-    context, weights = attention(scores, keys, torch.ones(1, states, dtype=torch.bool))  # (1, 1, D), (1, 1, S)
+    context, weights = attention(scores, keys, torch.ones(1, states, dtype=torch.bool))  # (1, 1, d), (1, 1, S)
     return TinySteps(score, query[0, 0], keys[0], scores[0, 0], weights[0, 0], context[0, 0])
 
 
@@ -757,15 +778,15 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
         steps: The numbers; by default ``tiny_steps()``.
     """
     steps = steps or tiny_steps()
-    S, D = steps.keys.shape
+    S, d = steps.keys.shape
     s, h, e, a, c = steps.query, steps.keys, steps.scores, steps.weights, steps.context
-    weighted = a.unsqueeze(1) * h  # (S, D): a_{t,s} h̄_s
+    weighted = a.unsqueeze(1) * h  # (S, d): a_{t,s} h̄_s
     big = float(torch.cat([s, h.flatten(), c, weighted.flatten()]).abs().max())
     rows = [f"h̄<sub>{j + 1}</sub>" for j in range(S)]
-    dims = [f"d{i + 1}" for i in range(D)]
+    dims = [f"d{i + 1}" for i in range(d)]
     formula = SCORE_FORMULAS[steps.score].format(q="q<sub>t</sub>")
     fig = make_subplots(
-        rows=3, cols=4, column_widths=[D, 1.3, 1.3, D], row_heights=[1, S, 1], horizontal_spacing=0.05,
+        rows=3, cols=4, column_widths=[d, 1.3, 1.3, d], row_heights=[1, S, 1], horizontal_spacing=0.05,
         vertical_spacing=0.1,
         specs=[[{}, None, None, None], [{}, {}, {}, {}], [None, None, None, {}]],
         subplot_titles=["query 查询 q<sub>t</sub> (decoder state 解码器状态)",
@@ -776,7 +797,7 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     )
     cells = [(1, 1), (2, 1), (2, 2), (2, 3), (2, 4), (3, 4)]
     kinds = ("state", "state", "score", "weight", "state", "state")  # the colour scale of each panel
-    shown = [s.view(1, D), h, e.view(S, 1), a.view(S, 1), weighted, c.view(1, D)]
+    shown = [s.view(1, d), h, e.view(S, 1), a.view(S, 1), weighted, c.view(1, d)]
     reveal = (2, 3, 4, 6)  # panels filled at each stage
     top = float(e.abs().max())
     scales = {"state": dict(zmin=-big, zmax=big, colorscale="RdBu", reversescale=True),
@@ -800,10 +821,10 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     def stage_title(k: int) -> str:
         head = TINY_STAGES[k].format(formula=formula)
         if k == 0:
-            sub = f"S = {S} encoder outputs of D = {D} numbers 个数 · seeded, rounded 随机种子、取一位小数"
+            sub = f"S = {S} encoder outputs of d = {d} numbers 个数 · seeded, rounded 随机种子、取一位小数"
         elif k == 1:
             terms = " + ".join(f"({float(x):.1f})({float(y):.1f})" for x, y in zip(s, h[0]))
-            scale = " / √D" if steps.score == "scaled_dot" else ""
+            scale = " / √d" if steps.score == "scaled_dot" else ""
             sub = f"e<sub>t,1</sub> = q<sub>t</sub>ᵀ h̄<sub>1</sub>{scale} = ({terms}){scale} = {float(e[0]):.2f}"
         elif k == 2:
             sub = (f"a<sub>t,1</sub> = exp({float(e[0]):.2f}) / ({' + '.join(f'exp({float(x):.2f})' for x in e)}) = "
@@ -821,7 +842,7 @@ def tiny_steps_figure(steps: TinySteps | None = None) -> go.Figure:
     for row, col in cells:
         fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, row=row, col=col)
         fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed", row=row, col=col)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(D)), ticktext=dims, showticklabels=True, row=3, col=4)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(d)), ticktext=dims, showticklabels=True, row=3, col=4)
     fig.update_yaxes(tickmode="array", tickvals=[0], ticktext=["q<sub>t</sub>"], showticklabels=True, row=1, col=1)
     for col in (1, 4):
         fig.update_yaxes(tickmode="array", tickvals=list(range(S)), ticktext=rows, showticklabels=True, row=2, col=col)
