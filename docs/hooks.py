@@ -146,14 +146,60 @@ def on_post_page(output, page, config, **kwargs):
     return output
 
 
+MATH = re.compile(r"\\\((?P<inline>.+?)\\\)|\\\[(?P<display>.+?)\\\]", re.S)
+r"""A formula as arithmatex leaves it in the search index: ``\(…\)`` inline, ``\[…\]`` displayed."""
+SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "sigma": "σ", "varepsilon": "ε", "epsilon": "ε", "tau": "τ",
+    "pi": "π", "Delta": "Δ", "lambda": "λ", "cdot": "·", "times": "×", "top": "ᵀ", "sum": "Σ", "le": "≤",
+    "leq": "≤", "ge": "≥", "geq": "≥", "in": "∈", "infty": "∞", "to": "→", "mid": "|", "odot": "⊙",
+    "cap": "∩", "cup": "∪", "supseteq": "⊇", "approx": "≈", "lVert": "‖", "rVert": "‖", "sqrt": "√",
+    "dots": "…", "ldots": "…", "partial": "∂", "mathbb{R}": "ℝ", "notin": "∉", "neq": "≠", "ne": "≠",
+}
+"""LaTeX commands a search snippet shows as the character they typeset."""
+ACCENTS = {"bar": "\u0304", "tilde": "\u0303", "hat": "\u0302"}
+CALLIGRAPHIC = {"S": "𝒮", "P": "𝒫", "A": "𝒜", "L": "ℒ"}
+DROPPED = re.compile(r"\\(?:left|right|[Bb]ig{1,2}[lr]?|quad|qquad|displaystyle|[,;:! ])")
+
+
+def plain_math(latex: str) -> str:
+    r"""A formula in plain characters, for search snippets: ``\bar h_s`` → ``h̄_s``, ``\frac{a}{b}`` → ``a/b``.
+
+    Material shows the indexed text as it is, so a snippet read ``\(p_t\)``; this keeps the letters, subscripts and
+    operators a reader recognises and drops the markup.
+
+    Examples:
+        >>> plain_math(r"a_t = \mathrm{softmax}(W_a h_t),\ \sigma = \frac{D}{2}")
+        'a_t = softmax(W_a h_t), σ = D/2'
+        >>> plain_math(r"|A \cap \mathcal S| \le \lVert \bar h_s \rVert")
+        '|A ∩ 𝒮| ≤ ‖ h̄_s ‖'
+    """
+    text = latex.replace("\\{", "\x00").replace("\\}", "\x01")  # a set's braces stay
+    text = re.sub(r"\\underbrace\{((?:[^{}]|\{[^{}]*\})*)\}_\{(?:[^{}]|\{[^{}]*\})*\}", r"\1", text)
+    for _ in range(3):  # nested fractions
+        text = re.sub(r"\\[dt]?frac\{((?:[^{}]|\{[^{}]*\})*)\}\{((?:[^{}]|\{[^{}]*\})*)\}", r"(\1)/(\2)", text)
+    text = re.sub(r"\(([\w.]+)\)/\(([\w.]+)\)", r"\1/\2", text)  # (D)/(2) → D/2
+    text = re.sub(r"\\mathcal\s*\{?([A-Z])\}?", lambda m: CALLIGRAPHIC.get(m.group(1), m.group(1)), text)
+    text = re.sub(r"\\(?:mathrm|texttt|text|operatorname|mathbf|boldsymbol|textbf)\s*\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\(bar|tilde|hat)\s*\{?\\?(\w)\}?", lambda m: m.group(2) + ACCENTS[m.group(1)], text)
+    text = DROPPED.sub(" ", text)
+    text = re.sub(r"\\(mathbb\{R\}|[A-Za-z]+)", lambda m: SYMBOLS.get(m.group(1), m.group(1)), text)
+    text = text.replace("^ᵀ", "ᵀ").replace("{", "").replace("}", "").replace("\x00", "{").replace("\x01", "}")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _plain(text: str) -> str:
+    return MATH.sub(lambda m: plain_math(m.group("inline") or m.group("display")), text)
+
+
 @event_priority(-100)  # after the search plugin wrote the index (and after every i18n build)
 def on_post_build(config, **kwargs):
-    """Split the search index by edition: ``search/`` for the Chinese pages, ``en/search/`` for the English.
+    r"""Split the search index by edition: ``search/`` for the Chinese pages, ``en/search/`` for the English.
 
     With mkdocs-static-i18n this runs after each edition's build; the last run sees the whole index.
     The API reference is built once (its docstrings are English) and falls back under ``/en/api/``; both
     indexes list it, each pointing at its own edition's copy, with a lower weight
-    ([`API_BOOST`][hooks.API_BOOST]).
+    ([`API_BOOST`][hooks.API_BOOST]). Formulas are written in plain characters
+    ([`plain_math`][hooks.plain_math]): Material shows a result's text as indexed, and ``\(S\)`` read as markup.
     """
     site = Path(config["site_dir"])
     index = json.loads((site / SEARCH_INDEX).read_text(encoding="utf-8"))
@@ -164,6 +210,7 @@ def on_post_build(config, **kwargs):
     for d in english + chinese:
         if d["location"].startswith(API):
             d["boost"] = API_BOOST
+        d["title"], d["text"] = _plain(d["title"]), _plain(d["text"])  # snippets without LaTeX markup
     for path, entries in ((site / SEARCH_INDEX, chinese), (site / ENGLISH / SEARCH_INDEX, english)):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**index, "docs": entries}, ensure_ascii=False, separators=(",", ":")),

@@ -149,6 +149,17 @@ def test_search_index_has_chinese_words(site):
     assert not any(p.startswith("en/") for p in set().union(*pages.values()))  # the English edition has its own
 
 
+def test_search_snippets_show_formulas_without_latex_markup(site):
+    """Material shows a result's indexed text as it is: formulas are plain characters there (hooks.plain_math)."""
+    for path in (site / "search" / "search_index.json", site / "en" / "search" / "search_index.json"):
+        docs = json.loads(path.read_text(encoding="utf-8"))["docs"]
+        latex = re.compile(r"\\[(\[]|\\(?:frac|bar|mathrm|cdot|sum)\b")
+        raw = [d["location"] for d in docs if latex.search(d["title"] + d["text"])]
+        assert not raw, (path.parent.parent.name, raw[:5])
+    local = next(d for d in docs if d["location"] == "theory/local/")  # the English index, the last one read
+    assert "window [p_t - D, p_t + D] of half-width D" in local["text"]
+
+
 def test_each_edition_searches_its_own_pages_and_the_api_weighs_less(site):
     """English pages load en/search/ (their __config.base is /en/); both indexes list the API, at a lower weight."""
     chinese = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
