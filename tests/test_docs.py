@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 THEORY = ("why", "steps", "scores", "qkv", "bahdanau-luong", "local", "masking", "decoding", "transformer",
           "alignment")
 TRANSLATED = ("", "quickstart", "walkthrough", *(f"theory/{page}" for page in THEORY), "cli", "results", "benchmarks",
+              "contributing",
               "guide/training", "guide/own-data", "guide/names", "guide/hub", "guide/space")
 """Pages with an English file (``page.en.md``); the others (the API pages) fall back to the Chinese page under /en/."""
 NOT_PAGES = ("api", "assets", "figures", "search", "javascripts", "stylesheets", "images")
