@@ -126,7 +126,7 @@ class Result:
         text: The output sentence.
         figure: The alignment heatmap (or a message figure for the baseline).
         steps: The step-through view at step 1.
-        info: A Markdown summary (escaped).
+        info: The details, in Markdown (escaped): settings, what the model read, the beam, names, notes.
         state: What the step slider needs (tokens, weights, window, centres; a Transformer's maps).
         encoder: A Transformer's encoder self-attention (``None`` for an RNN).
         decoder: A Transformer's causal decoder self-attention (``None`` for an RNN).
@@ -141,6 +141,8 @@ class Result:
     encoder: go.Figure | None = None
     decoder: go.Figure | None = None
     view: tuple[int, str] | None = None
+    summary: str = ""
+    """One Markdown line under the output (see [`summary_line`][demo.handlers.summary_line]); the rest is ``info``."""
 
 
 def parse_window(value: str) -> int | None | str:
@@ -338,7 +340,43 @@ MAX_SENTENCE_LINES = 20
 """The most per-sentence lines the info line holds; a long paste gets one line saying how many more there are."""
 
 
-def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note]], settings: Settings,
+def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings, seconds: float,
+                 window: int | None, model: torch.nn.Module) -> str:
+    """The one line under an output: the model, its decoding, the time, and how much the details hold.
+
+    A setting is named only when it is not the model's own (hard attention, another window); the names carried
+    and the warnings are counted, and said in full in the details ([`Result.info`][demo.handlers.Result]).
+
+    Args:
+        outs: The outputs of one request (a paragraph's sentences).
+        notes: Each output's notes ([`Translator.notes`][attention_core.pipeline.Translator.notes]).
+        settings: The controls.
+        seconds: What the request took.
+        window: The window in force (``None``: global).
+        model: The model.
+    """
+    parts = [f"**{html.escape(variant_label(settings.variant, model))}**",
+             f"beam {settings.beam_size}" if settings.beam_size > 1 else "greedy 贪心"]
+    if not model.has_attention:
+        parts.append("no attention 无注意力")
+    else:
+        if settings.hard:
+            parts.append("hard 硬")
+        if settings.window not in (None, "", "default"):
+            parts.append("global 全局" if window is None else f"window D = {window}")
+    if len(outs) > 1:
+        parts.append(f"{len(outs)} sentences 句")
+    parts.append(f"{seconds * 1000:.0f} ms")
+    carried = sum(len(dict.fromkeys(c.name.text for c in out.names.carried)) for out in outs if out.names)
+    if carried:
+        parts.append(f"{carried} carried 替身 (names, numbers)")
+    warnings = sum(len(found) + bool(any(out.unknown)) + (not out.finished) for out, found in zip(outs, notes))
+    if warnings:
+        parts.append(f"⚠️ {warnings} warning{'s' if warnings > 1 else ''} 提示")
+    return " · ".join(parts)
+
+
+def _info(couplet: bool, outs: list[Output], notes: list[list[Note]], settings: Settings,
           seconds: float, window: int | None, model: torch.nn.Module) -> str:
     """The Markdown line under the output: settings, what the model read, score, time, and notes.
 
@@ -378,7 +416,7 @@ def _info(couplet: bool, outs: list[Output], notes: Callable[[Output], list[Note
                                       + html.escape(" ".join(unknown))))
         if not out.finished:
             sentence_lines.append((i, f"{where}the output hit the length limit before &lt;eos&gt;"))
-        for note in notes(out):
+        for note in notes[i - 1]:
             doc = NOTE_DOCS.get((note.kind, couplet))
             sentence_lines.append((i, f"{where}⚠️ {html.escape(note.zh)} / {html.escape(note.en)}"
                                       + (_doc_link(*doc) if doc else "")))
@@ -957,13 +995,15 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                                 [t for word in translator.untranslated(out) for t in word.tokens],
                                 translator.task.tokenize_src)
                  for i, (out, m) in enumerate(zip(outs, maps))]
-    info = _info(couplet, outs, translator.notes, settings, seconds, model.resolve_window(window), model)
+    notes = [translator.notes(out) for out in outs]
+    info = _info(couplet, outs, notes, settings, seconds, model.resolve_window(window), model)
+    summary = summary_line(outs, notes, settings, seconds, model.resolve_window(window), model)
     state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant,
              "task": task, "own_attention": not settings.hard and settings.window in (None, "", "default")}
     view = attention_view(state, None, pieces, layer, head)
     joiner = "" if couplet else " "
     return Result(joiner.join(out.text for out in outs), view.heatmap, view.bars, view.info, state, view.encoder,
-                  view.decoder, view.view)
+                  view.decoder, view.view, summary)
 
 
 def sentence_labels(state: dict | None) -> list[tuple[str, int]]:

@@ -89,8 +89,10 @@ lines (王勃, 刘希夷, 杜甫, 王维), a modern New-Year 上联, and a long 
 
 CSS = """
 .hint {font-size: 0.85em; opacity: 0.8; margin-top: -6px}
-[id$="-window"]:has(input:disabled), [id$="-hard"]:has(input:disabled), #live-score:has(input:disabled) {
-  opacity: 0.45}
+.summary {min-height: 1.5em}
+[id$="-window"]:has(input:disabled), [id$="-hard"]:has(input:disabled), #live-score:has(input:disabled),
+[id$="-names"]:has(input:disabled), #couplet-mirror:has(input:disabled), #couplet-no-reuse:has(input:disabled),
+#couplet-tone:has(input:disabled), #couplet-cliche:has(input:disabled) {opacity: 0.45}
 """
 
 SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
@@ -120,15 +122,26 @@ def placeholder(kind: str) -> go.Figure:
 
 
 
-def rerun_on_change(controls: list, handler: Callable, state: gr.State, inputs: list, outputs: list,
+def rerun_on_change(groups: list[dict], handler: Callable, state: gr.State, inputs: list, outputs: list,
                     text_at: int = 0) -> list:
     """Re-run the current input when a decoding control changes: the output follows the controls.
 
     A sentence decodes in well under a second, so no button press is needed. Every user change of a control
     (not a programmatic one) re-runs; ``trigger_mode="always_last"`` keeps only the last change made while a
     run is going, so dragging a slider or a burst of clicks costs two runs, not one per change (the debounce).
-    Nothing runs
-    before the first run (an empty ``state``) or with an emptied input box (``inputs[text_at]``).
+    Nothing runs before the first run (an empty ``state``) or with an emptied input box (``inputs[text_at]``).
+
+    Another model (``variant``) first puts the window and soft/hard back to the model's own
+    ([`reset_for_new_model`][demo.ui.reset_for_new_model]), then runs: a setting chosen for one model is never
+    carried over, unseen, to the next.
+
+    Args:
+        groups: The controls by name, one dict per set of them (a task tab has one, Compare one per side).
+        handler: The run, from ``inputs``.
+        state: The last run's state (empty before the first).
+        inputs: The run's inputs.
+        outputs: The run's outputs.
+        text_at: Where the input text is among ``inputs``.
 
     Returns:
         The events, so a caller can add ``.failure`` to each.
@@ -139,8 +152,35 @@ def rerun_on_change(controls: list, handler: Callable, state: gr.State, inputs: 
             return tuple(gr.skip() for _ in outputs)
         return handler(*values)
 
-    return [control.input(rerun, [state, *inputs], outputs, api_visibility="private", trigger_mode="always_last",
-                          show_progress="minimal") for control in controls]
+    options = dict(api_visibility="private", trigger_mode="always_last", show_progress="minimal")
+    events = []
+    for controls in groups:
+        for name, control in controls.items():
+            if name == "variant":
+                kept = [controls["window"], controls["hard"]]
+                reset = control.input(reset_for_new_model, kept, kept, api_visibility="private", queue=False,
+                                      show_progress="hidden")
+                events.append(reset.then(rerun, [state, *inputs], outputs, **options))
+            else:
+                events.append(control.input(rerun, [state, *inputs], outputs, **options))
+    return events
+
+
+MODEL_OWN = ("default", False)
+"""The window and soft/hard of "the model's own": how each model was trained to attend."""
+
+
+def reset_for_new_model(window: str | None, hard: bool | None) -> tuple:
+    """Another model was chosen: its window and soft/hard go back to its own, saying so when they were changed.
+
+    A window D chosen for local-p would otherwise be applied, unseen, to the Transformer's cross-attention.
+    """
+    changed = [words for changed, words in ((window not in (None, "", MODEL_OWN[0]), f"window D {window}"),
+                                            (bool(hard), "hard attention 硬注意力")) if changed]
+    if changed:
+        gr.Info(f"{' and '.join(changed)}: back to the new model's own (chosen again if wanted) "
+                "换模型后窗口与软/硬恢复为模型默认", duration=6)
+    return gr.update(value=MODEL_OWN[0]), gr.update(value=MODEL_OWN[1])
 
 
 def _doc(page: str, text: str) -> str:
@@ -159,15 +199,68 @@ def attends(registry: ModelRegistry, task: str, variant: str | None) -> bool:
     return translator is None or bool(translator.model.has_attention)
 
 
-def follow_attention(registry: ModelRegistry, task: gr.components.Component | str, controls: dict) -> None:
-    """Grey out ``controls``' window and soft/hard while their variant has no attention (and back)."""
+def applies(registry: ModelRegistry, task: str, variant: str | None) -> dict[str, bool]:
+    """Which of the controls that not every model has a use for apply to one: ``window``, ``hard``, ``names``.
+
+    Window and soft/hard need attention; the names switch needs a model that translates Chinese into English.
+    A model not loaded here (a URL's typo) keeps them all on: the run says what is wrong.
+
+    >>> applies(ModelRegistry({"translation": {}}, "test"), "translation", "none")
+    {'window': True, 'hard': True, 'names': True}
+    """
+    translator = registry.models.get(task, {}).get(variant or "")
+    on = attends(registry, task, variant)
+    return {"window": on, "hard": on, "names": translator is None or translator.reads_names}
+
+
+def window_info(registry: ModelRegistry, task: str, variant: str | None) -> str:
+    """What the window does for one model, under its drop-down (the Transformer's is not the RNNs')."""
+    translator = registry.models.get(task, {}).get(variant or "")
+    if translator is None:
+        return WINDOW_INFO["rnn"]
+    cfg = translator.model.cfg
+    if not translator.model.has_attention:
+        return WINDOW_INFO["none"]
+    if registry.transformer_shape(task, variant):
+        return WINDOW_INFO["transformer"]
+    if cfg.attention == "local-p":
+        return WINDOW_INFO["local-p"].format(window=cfg.window)
+    if cfg.attention == "local-m":
+        return WINDOW_INFO["local-m"].format(window=cfg.window)
+    return WINDOW_INFO["rnn"]
+
+
+WINDOW_INFO = {
+    "rnn": "default = global 全局 (as trained); D = a local-m window, ±D around t·S/T",
+    "local-m": "default = its own D = {window} (local-m, around t·S/T); global or another D to compare",
+    "local-p": "default = its own D = {window} around the p_t it predicts; global or another D to compare",
+    "transformer": "Transformer: D windows every cross-attention layer (local-m, ±D around t·S/T) at decode "
+                   "time; self-attention never",
+    "none": "no attention 无注意力: no window",
+}
+"""The window drop-down's line for each kind of model (see [`window_info`][demo.ui.window_info])."""
+
+
+def follow_variant(registry: ModelRegistry, task: gr.components.Component | str, controls: dict) -> None:
+    """Keep ``controls`` to what their model uses, as the model changes.
+
+    Window and soft/hard are greyed out without attention (and back), the names switch for a model that does not
+    read Chinese into English, and the window's line says what it does for the model.
+
+    ``.change`` follows every change (a URL's too); the values are put back only on a visitor's choice
+    ([`reset_for_new_model`][demo.ui.reset_for_new_model], in [`rerun_on_change`][demo.ui.rerun_on_change]).
+    """
+    names = [name for name in ("window", "hard", "names") if name in controls]
+
     def follow(*values: str) -> tuple:
         task_value, variant = (task, values[0]) if isinstance(task, str) else values
-        on = attends(registry, task_value, variant)
-        return gr.Dropdown(interactive=on), gr.Radio(interactive=on)
+        on = applies(registry, task_value, variant)
+        return tuple(gr.update(interactive=on[name], **({"info": window_info(registry, task_value, variant)}
+                                                          if name == "window" else {}))
+                     for name in names)
 
     inputs = [controls["variant"]] if isinstance(task, str) else [task, controls["variant"]]
-    controls["variant"].change(follow, inputs, [controls["window"], controls["hard"]], api_visibility="private",
+    controls["variant"].change(follow, inputs, [controls[name] for name in names], api_visibility="private",
                                queue=False, show_progress="hidden")
 
 
@@ -181,16 +274,16 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "general (bilinear), concat (additive), or no attention at all.")
                 + " " + _doc("theory/transformer", "The Transformer scores with scaled dot in several heads and "
                              "layers at once."))
-    on = attends(registry, task, registry.default_variant(task))
-    c["window"] = gr.Dropdown(WINDOW_CHOICES, value="default", label="window D 窗口", elem_id=f"{task}-window",
-                              interactive=on)
+    on = applies(registry, task, registry.default_variant(task))
+    c["window"] = gr.Dropdown(WINDOW_CHOICES, value=MODEL_OWN[0], label="window D 窗口", elem_id=f"{task}-window",
+                              interactive=on["window"],
+                              info=window_info(registry, task, registry.default_variant(task)))
     gr.Markdown(_doc("theory/local", "global = every source position; D = only positions within ±D of the "
                      "centre (local-m: t·S/T; local-p models: their predicted p_t)."))
-    c["hard"] = gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label="attention 注意力",
-                         elem_id=f"{task}-hard", interactive=on)
+    c["hard"] = gr.Radio([("soft 软", False), ("hard 硬", True)], value=MODEL_OWN[1], label="attention 注意力",
+                         elem_id=f"{task}-hard", interactive=on["hard"])
     gr.Markdown(_doc("theory/local", "hard = all weight on the single best position (argmax). Both greyed "
-                     "out for the model without attention."))
-    follow_attention(registry, task, c)
+                     "out for the model without attention; both back to the model's own when another is chosen."))
     # beam 5 by default: the setting the zoo is evaluated with (results/), a few ms more per sentence
     c["beam"] = gr.Slider(1, 10, value=5, step=1, label="beam size 束宽 (1 = greedy 贪心)")
     gr.Markdown(_doc("theory/decoding", "Greedy keeps the best token at each step; beam search keeps the "
@@ -201,26 +294,36 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
         c["names"] = gr.Checkbox(value=Settings.names,
                                  label="names, numbers & rare words 人名·数字·生词 "
                                        "(张伟 → Zhang Wei, 九十九块 → 99 yuan, 花生 → peanut)",
-                                 elem_id=f"{task}-names")
+                                 elem_id=f"{task}-names", interactive=on["names"])
         gr.Markdown(_doc("guide/names", "People's names and numbers are carried through the model by ones it knows "
                          "(汤姆 → Tom, 三 → three) and written in pinyin or as the CC-CEDICT dictionary writes "
                          "them, numbers as English writes them; a noun the model left out is carried the same way "
                          "(苹果 → apple) and written as the dictionary writes it (花生 → peanut); the heatmap shows "
-                         "what the model read."))
+                         "them as typed, and the stand-in the model read when you hover."))
     if task == "couplet":
         default = CoupletRules()
         c["constrained"] = gr.Checkbox(value=True, label="couplet constraints 对联约束")
         gr.Markdown(_doc("theory/decoding", "Constraints force the 上联's length and punctuation and forbid "
                          "&lt;unk&gt;; the rules below apply only with them."))
-        c["mirror"] = gr.Checkbox(value=default.mirror, label="mirror repetitions 叠字对应 (声声 ↔ 事事)")
-        c["no_reuse"] = gr.Checkbox(value=default.no_reuse, label="no character of the 上联 不重字")
+        c["mirror"] = gr.Checkbox(value=default.mirror, label="mirror repetitions 叠字对应 (声声 ↔ 事事)",
+                                  elem_id=f"{task}-mirror")
+        c["no_reuse"] = gr.Checkbox(value=default.no_reuse, label="no character of the 上联 不重字",
+                                    elem_id=f"{task}-no-reuse")
         c["tone"] = gr.Radio([("仄起平收 classical", "classical"), ("opposite 相反", "opposite"), ("off 关", "off")],
-                             value=default.tone, label="last character's tone 尾字平仄")
+                             value=default.tone, label="last character's tone 尾字平仄", elem_id=f"{task}-tone")
         c["cliche_penalty"] = gr.Slider(0, 2, value=default.cliche_penalty, step=0.1,
-                                        label="cliché penalty 俗套惩罚 λ (0 = off)")
+                                        label="cliché penalty 俗套惩罚 λ (0 = off)", elem_id=f"{task}-cliche")
         gr.Markdown(_doc("theory/decoding", "Characters this model over-produces (春, 风 …, measured against "
                          "human 下联s) lose λ × log(excess) of their score, against Spring-Festival clichés."))
+        rules = [c[name] for name in COUPLET_RULES]
+        c["constrained"].change(lambda on: tuple(gr.update(interactive=bool(on)) for _ in rules), c["constrained"],
+                                rules, api_visibility="private", queue=False, show_progress="hidden")
+    follow_variant(registry, task, c)
     return c
+
+
+COUPLET_RULES = ("mirror", "no_reuse", "tone", "cliche_penalty")
+"""The couplet rules, which apply only with the constraints on (greyed out without them)."""
 
 
 TRANSFORMER_HINT = ("Transformer: each of its layers has several heads, each attending on its own. The layer and "
@@ -280,6 +383,7 @@ class TaskTab:
         gold: The gold-alignment panel's inputs (``name``, ``number``, ``rule``), where the tab has one.
         gold_handler: Shows a gold sentence: ``(variant, name, number, rule) -> (sentence, info, figure)``.
         gold_outputs: What ``gold_handler`` updates.
+        details: The folded details boxes, by the key their open state is remembered under.
     """
 
     text: gr.Textbox
@@ -296,6 +400,43 @@ class TaskTab:
     gold: dict = field(default_factory=dict)
     gold_handler: Callable | None = None
     gold_outputs: list = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+
+DETAILS = "details 详情: settings, what the model read, the beam's other outputs, names, notes"
+"""The label of the folded box under an output."""
+
+
+def details_box(key: str, label: str = DETAILS) -> tuple[gr.Markdown, gr.Accordion, gr.Markdown]:
+    """The one-line summary under an output, and the details folded under it (closed until opened).
+
+    The box stays as the visitor leaves it, across runs and, in this browser, across visits
+    ([`remember_details`][demo.ui.remember_details]).
+
+    Returns:
+        ``(summary, box, details)``; the Markdowns' ids are ``{key}-summary`` and ``{key}-info``.
+    """
+    summary = gr.Markdown(elem_id=f"{key}-summary", elem_classes=["summary"])
+    with gr.Accordion(label, open=False, elem_id=f"{key}-details") as box:
+        info = gr.Markdown(elem_id=f"{key}-info")
+    return summary, box, info
+
+
+def remember_details(app: gr.Blocks, boxes: dict[str, gr.Accordion]) -> None:
+    """Keep each details box open or closed as the visitor left it, in this browser (``localStorage``)."""
+    remembered = gr.BrowserState({}, storage_key="attention-lab-details")
+    for key, box in boxes.items():
+        box.expand(lambda known, key=key: {**(known or {}), key: True}, remembered, remembered,
+                   api_visibility="private", queue=False, show_progress="hidden")
+        box.collapse(lambda known, key=key: {**(known or {}), key: False}, remembered, remembered,
+                     api_visibility="private", queue=False, show_progress="hidden")
+
+    def restore(known: dict | None) -> tuple:
+        return tuple(gr.Accordion(open=bool((known or {}).get(key))) if key in (known or {}) else gr.skip()
+                     for key in boxes)
+
+    app.load(restore, remembered, list(boxes.values()), api_visibility="private", queue=False,
+             show_progress="hidden")
 
 
 @dataclass(frozen=True)
@@ -364,7 +505,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                                     label="examples 示例 (click to run 点击即运行)", elem_id=f"{task}-examples")
                 output = gr.Textbox(label=words.output, interactive=False, rtl=words.output_rtl,
                                     elem_id=f"{task}-output")
-                info = gr.Markdown(elem_id=f"{task}-info")
+                brief, details, info = details_box(task)
             with gr.Column(scale=2):
                 controls = _controls(registry, task)
         with gr.Row(visible=task != "couplet"):
@@ -411,7 +552,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             return (result.text, result.info, result.figure, result.steps, result.state,
                     gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0),
                     *_view_updates(result), result.encoder if shown else gr.skip(),
-                    result.decoder if shown else gr.skip(), gr.Row(visible=shown))
+                    result.decoder if shown else gr.skip(), gr.Row(visible=shown), result.summary)
 
         def views(view: View) -> tuple:
             """A view's figures and info; the self-attention plots only for a Transformer."""
@@ -455,17 +596,18 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             """After an error (its message is the toast): no stale output, info, figures or state."""
             return ("", "", placeholder("heatmap"), placeholder("steps"), {}, gr.update(value=1),
                     gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
-                    gr.Row(visible=False))
+                    gr.Row(visible=False), "")
 
         inputs = [text, *controls.values(), pieces, layer, head]
+        # the one-line summary last: the API's outputs keep their order
         outputs = [output, info, heatmap, bars, state, step, sentence, layer, head, selectors, encoder, decoder,
-                   self_maps]
+                   self_maps, brief]
         events = [
             button.click(handler, inputs, outputs, api_name=task),
             text.submit(handler, inputs, outputs, api_visibility="private"),
             chosen.click(lambda sample: sample[0], chosen, text, api_visibility="private", queue=False).then(
                 handler, inputs, outputs, api_visibility="private"),
-            *rerun_on_change(list(controls.values()), handler, state, inputs, outputs),
+            *rerun_on_change([controls], handler, state, inputs, outputs),
         ]
         drawn = [heatmap, bars, encoder, decoder, info]
         viewing = [state, step, pieces, layer, head, shown]
@@ -519,7 +661,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
             controls["variant"].change(chose, controls["variant"], [summary, text, output, chosen],
                                        api_visibility="private", queue=False)
     return TaskTab(text, controls, outputs, handler, pieces, layer, head, shown, follow, viewing, [state, *drawn],
-                   gold, gold_handler, gold_outputs if gold else [])
+                   gold, gold_handler, gold_outputs if gold else [], {task: details})
 
 
 def _gold_panel(task: str) -> dict:
@@ -562,15 +704,16 @@ COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
 
 def _side_controls(registry: ModelRegistry, side: str, variant: str | None, task: str = "translation") -> dict:
     """One side's controls in the Compare tab, choosing among the models of ``task``."""
-    variants, on = registry.variants(task), attends(registry, task, variant)
+    variants, on = registry.variants(task), applies(registry, task, variant)
     return {
         # the choices follow the task chosen in the page; the API may name any task's model (checked by the run)
         "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型", allow_custom_value=True,
                                elem_id=f"compare-{side}-variant"),
-        "window": gr.Dropdown(WINDOW_CHOICES, value="default", label=f"window D {side} 窗口",
-                              elem_id=f"compare-{side}-window", interactive=on),
-        "hard": gr.Radio([("soft 软", False), ("hard 硬", True)], value=False, label=f"attention {side} 注意力",
-                         elem_id=f"compare-{side}-hard", interactive=on),
+        "window": gr.Dropdown(WINDOW_CHOICES, value=MODEL_OWN[0], label=f"window D {side} 窗口",
+                              elem_id=f"compare-{side}-window", interactive=on["window"],
+                              info=window_info(registry, task, variant)),
+        "hard": gr.Radio([("soft 软", False), ("hard 硬", True)], value=MODEL_OWN[1], label=f"attention {side} 注意力",
+                         elem_id=f"compare-{side}-hard", interactive=on["hard"]),
         "beam": gr.Slider(1, 10, value=5, step=1, label=f"beam {side} 束宽 (1 = greedy 贪心)",
                           elem_id=f"compare-{side}-beam"),
     }
@@ -593,6 +736,7 @@ class CompareTab:
     views: dict
     defaults: dict
     start: str = "translation"
+    details: dict = field(default_factory=dict)
 
 
 COMPARE_TASKS = {"translation": "翻译 Translation", "couplet": "对联 Couplet", OWN: "你的模型 Your models"}
@@ -648,21 +792,21 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
             with gr.Column():
                 b = _side_controls(registry, "B", defaults["b"], start)
         for side_controls in (a, b):
-            follow_attention(registry, task, side_controls)
+            follow_variant(registry, task, side_controls)
         button = gr.Button("对比 Compare", variant="primary", elem_id="compare-run")
         sides = {}
         with gr.Row():
             for side in ("A", "B"):
                 with gr.Column():
                     out = gr.Textbox(label=side, interactive=False, elem_id=f"compare-{side}-output")
-                    info = gr.Markdown(elem_id=f"compare-{side}-info")
+                    brief, details, info = details_box(f"compare-{side}", f"details {side} 详情")
                     with gr.Group(visible=False, elem_id=f"compare-{side}-transformer-view") as selectors:
                         with gr.Row():
                             layer, head = _view_selectors(registry, "translation", f"compare-{side}")
                     fig = gr.Plot(placeholder("heatmap"), label=f"{side} alignment", show_label=False,
                                   elem_id=f"compare-{side}-heatmap")
                     sides[side] = dict(out=out, info=info, fig=fig, layer=layer, head=head, selectors=selectors,
-                                       state=gr.State({}))
+                                       state=gr.State({}), brief=brief, details=details)
         entropy = gr.Plot(placeholder("entropy"), label="entropy per step", show_label=False, elem_id="compare-entropy")
         gr.Markdown(_doc("results", "Entropy of a step = −Σ α log α (nats): 0 = all weight on one source position "
                          "(hard attention), log S = spread evenly over all S positions."))
@@ -671,7 +815,8 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
             choices = registry.variants(task_value)
             first, second = compare_defaults(registry, task_value)
             return (gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second),
-                    gr.Textbox(value=compare_example(registry, task_value), rtl=compare_rtl(registry, task_value)))
+                    gr.Textbox(value=compare_example(registry, task_value), rtl=compare_rtl(registry, task_value)),
+                    *(gr.update(value=value) for value in MODEL_OWN * 2))  # other models: their own window, soft
 
         A, B = sides["A"], sides["B"]
 
@@ -686,7 +831,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                                          (a_layer, a_head), (b_layer, b_head))
             return (result.a.text, result.a.info, result.a.figure, result.b.text, result.b.info, result.b.figure,
                     result.entropy, result.a.state, result.b.state, *_view_updates(result.a),
-                    *_view_updates(result.b))
+                    *_view_updates(result.b), result.a.summary, result.b.summary)
 
         def redraw(state_a: dict, state_b: dict, a_layer: object, a_head: object, b_layer: object,
                    b_head: object) -> tuple:
@@ -701,18 +846,19 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
         selectors = [A["layer"], A["head"], B["layer"], B["head"]]
         inputs = [task, text, *a.values(), *b.values(), *selectors]
         outputs = [A["out"], A["info"], A["fig"], B["out"], B["info"], B["fig"], entropy, A["state"], B["state"],
-                   A["layer"], A["head"], A["selectors"], B["layer"], B["head"], B["selectors"]]
+                   A["layer"], A["head"], A["selectors"], B["layer"], B["head"], B["selectors"], A["brief"], B["brief"]]
         def cleared() -> tuple:
             """After an error (its message is the toast): no stale outputs, info lines, figures or states."""
             return ("", "", placeholder("heatmap"), "", "", placeholder("heatmap"), placeholder("entropy"), {}, {},
-                    *(gr.skip(), gr.skip(), gr.Group(visible=False)) * 2)
+                    *(gr.skip(), gr.skip(), gr.Group(visible=False)) * 2, "", "")
 
         # another task: its models and example, and nothing left on screen of the last task's run
-        task.input(switch, task, [a["variant"], b["variant"], text], api_visibility="private").then(
+        task.input(switch, task, [a["variant"], b["variant"], text, a["window"], a["hard"], b["window"], b["hard"]],
+                   api_visibility="private").then(
             cleared, None, outputs, api_visibility="private", queue=False)
         events = [button.click(handler, inputs, outputs, api_name="compare"),
                   text.submit(handler, inputs, outputs, api_visibility="private"),
-                  *rerun_on_change([*a.values(), *b.values()], handler, A["state"], inputs, outputs, text_at=1)]
+                  *rerun_on_change([a, b], handler, A["state"], inputs, outputs, text_at=1)]
         for event in events:
             event.failure(cleared, None, outputs, api_visibility="private", queue=False)
         for control in selectors:
@@ -720,7 +866,8 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                                                                        entropy],
                           api_visibility="private", show_progress="hidden")
     views = {"a": (A["layer"], A["head"]), "b": (B["layer"], B["head"])}
-    return CompareTab(task, text, a, b, outputs, handler, views, defaults, start)
+    return CompareTab(task, text, a, b, outputs, handler, views, defaults, start,
+                      {"compare-A": A["details"], "compare-B": B["details"]})
 
 
 def model_counts(registry: ModelRegistry) -> str:
@@ -1003,6 +1150,8 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
             compare_tab = build_compare_tab(registry)
             live = build_live_tab()
         _restore_tabs(registry, tabs, task_tabs, compare_tab, live, app)
+        remember_details(app, {key: box for tab in [*task_tabs.values(), compare_tab] for key, box in
+                               tab.details.items()})
     return app
 
 

@@ -102,3 +102,15 @@ def subword_registry(root: Path) -> ModelRegistry:
         cfg = ModelConfig(src_vocab_size=len(zh), tgt_vocab_size=len(en), **options)
         save_pretrained(Translator(build_model(cfg).eval(), zh, en, spec), root / "translation" / variant)
     return ModelRegistry.load(root, "cpu")
+
+
+def open_details(page, key: str, timeout: int = 120_000) -> None:
+    """Open the folded details box ``#{key}-details`` in a browser page, unless it is open already.
+
+    Gradio draws a closed box's contents only once it is opened, so ``#{key}-info`` exists only then.
+    """
+    label = page.locator(f"#{key}-details button.label-wrap").first
+    label.wait_for(timeout=timeout)
+    if "open" not in (label.get_attribute("class") or "").split():
+        label.click()
+    page.locator(f"#{key}-info").wait_for(state="attached", timeout=timeout)

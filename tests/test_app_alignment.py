@@ -11,7 +11,7 @@ import urllib.request
 import gradio as gr
 import pytest
 import torch
-from app_fixtures import ROOT, launch_app, small_registry, subword_registry
+from app_fixtures import ROOT, launch_app, open_details, small_registry, subword_registry
 from corpus import SCREENSHOTS, chromium, data_dir
 
 from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, threshold_links
@@ -269,6 +269,7 @@ def test_browser_coverage_gradient_and_gold_alignment():
             box = page.locator("#translation-input textarea")
             box.fill("我的朋友张伟是一名麻醉师。")
             box.press("Enter")
+            open_details(page, "translation")  # folded until opened; then open for the rest of the test
             _wait_text(page, "translation-info", "what the model read")
             heatmap = page.locator("#translation-heatmap")
             heatmap.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
@@ -329,12 +330,14 @@ def test_browser_coverage_gradient_and_gold_alignment():
             page.locator("#compare-run").click()
             page.wait_for_function("() => document.querySelector('#compare-A-output textarea')?.value.length > 0",
                                    timeout=120_000)
+            open_details(page, "compare-A")
             example = page.locator("#compare-input textarea").input_value()
             page.locator("#compare-task").get_by_text("对联 Couplet").click()
             page.wait_for_function(
                 "() => document.querySelector('#compare-A-output textarea').value === ''"
                 " && document.querySelector('#compare-B-output textarea').value === ''"
-                " && !document.querySelector('#compare-A-info').innerText.trim()", timeout=60_000)
+                " && !document.querySelector('#compare-A-info').innerText.trim()"
+                " && !document.querySelector('#compare-A-summary').innerText.trim()", timeout=60_000)
             assert page.locator("#compare-input textarea").input_value() != example  # the couplet example came
             browser.close()
     finally:

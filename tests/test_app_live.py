@@ -6,7 +6,7 @@ import urllib.request
 from contextlib import contextmanager
 
 import pytest
-from app_fixtures import launch_app
+from app_fixtures import launch_app, open_details
 from corpus import README_SCREENSHOT, SCREENSHOTS, chromium
 from gradio_client import Client
 
@@ -231,8 +231,10 @@ def test_browser_the_app_as_a_lab(app_url):
         page.locator("#compare-B-beam input[type=number]").press("Enter")
         page.locator("#compare-B-hard").get_by_text("hard 硬").click()
         page.locator("#compare-run").click()
-        page.wait_for_function("() => document.querySelector('#compare-B-info').innerText.includes('beam 3')",
+        page.wait_for_function("() => document.querySelector('#compare-B-summary').innerText.includes('beam 3')",
                                timeout=120_000)
+        open_details(page, "compare-A")
+        open_details(page, "compare-B")
         assert "hard" in page.locator("#compare-B-info").inner_text()
         assert "do not apply" in page.locator("#compare-A-info").inner_text()  # A is the no-attention baseline
         # … so A's window and soft/hard are greyed out, B's (concat) are not
@@ -269,6 +271,7 @@ def test_browser_the_app_as_a_lab(app_url):
         restored = opened.value
         restored.wait_for_load_state()
         assert len(_output(restored, "couplet-output", "t.value.length === 7")) == 7
+        open_details(restored, "couplet")
         assert restored.locator("#couplet-input textarea").input_value() == "两个黄鹂鸣翠柳"
         assert restored.locator("#couplet-info").inner_text().count("beam 5") == 1
         assert "local-p" in restored.locator("#couplet-info").inner_text()
@@ -331,6 +334,7 @@ def test_browser_controls_rerun_without_the_button_and_an_error_clears_the_outpu
         page.locator("#translation-input textarea").fill("我们每天早上七点吃早饭。")
         page.locator("#translation-run").click()
         first = _output(page, "translation-output")
+        open_details(page, "translation")
         _info_says(page, "translation-info", "soft 软 attention")
 
         page.locator("#translation-variant input").click()  # the variant: no button press after it

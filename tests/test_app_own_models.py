@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl
 
 import gradio as gr
 import pytest
-from app_fixtures import ROOT, free_port, launch_app, small_registry
+from app_fixtures import ROOT, free_port, launch_app, open_details, small_registry
 from corpus import SCREENSHOTS
 from gradio_client import Client
 
@@ -354,6 +354,8 @@ def test_browser_runs_your_model_and_draws_its_heatmap(app_url):
             page.wait_for_function(f"() => {{ const t = document.querySelector('#compare-{side}-output textarea');"
                                    " return t && t.value.length > 3; }", timeout=60_000)
             page.locator(f"#compare-{side}-heatmap .js-plotly-plot svg.main-svg").first.wait_for(timeout=60_000)
+        open_details(page, "compare-A")
+        open_details(page, "compare-B")
         assert "de-en" in page.locator("#compare-A-info").inner_text()  # B: the same model, hard (not he-en)
         assert "de-en" in page.locator("#compare-B-info").inner_text()
         assert "hard" in page.locator("#compare-B-info").inner_text()

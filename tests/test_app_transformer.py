@@ -13,7 +13,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 import torch
-from app_fixtures import launch_app
+from app_fixtures import launch_app, open_details
 
 from attention_core.config import ModelConfig
 from attention_core.data import get_task
@@ -242,6 +242,7 @@ def test_browser_layer_and_head_change_the_heatmap(zoo, tmp_path):
             page.get_by_role("option", name="Transformer · 4 heads × 2 layers 多头").click()
             page.locator("#translation-input textarea").fill(TEXT)
             page.locator("#translation-run").click()
+            open_details(page, "translation")  # folded until opened; remembered open for the URL below
             page.wait_for_function(
                 "() => document.querySelector('#translation-info').innerText.includes('Transformer: layer')",
                 timeout=120_000)
@@ -267,7 +268,7 @@ def test_browser_layer_and_head_change_the_heatmap(zoo, tmp_path):
             page.goto(url + f"?tab=translation&variant=transformer&layer=1&head=x&text={TEXT}", wait_until="load")
             page.get_by_text("head=x", exact=False).first.wait_for(timeout=60_000)
             page.wait_for_function(
-                "() => document.querySelector('#translation-info').innerText.includes('layer 层 1/2 · mean')",
+                "() => document.querySelector('#translation-info')?.innerText.includes('layer 层 1/2 · mean')",
                 timeout=120_000)
     finally:
         proc.terminate()

@@ -4,11 +4,13 @@ Handler tests build their outputs by hand or use small untrained models (``app_f
 browser tests run the real app on the bundled models (Debian Chromium; skipped with the reason where it is missing).
 """
 
+import re
 from contextlib import contextmanager
 
+import gradio as gr
 import pytest
 import torch
-from app_fixtures import launch_app
+from app_fixtures import launch_app, open_details, small_registry
 from corpus import SCREENSHOTS, chromium
 
 from attention_core.names import Carried, Prepared, restore
@@ -17,6 +19,7 @@ from attention_core.rare import RareWord
 from demo.handlers import SPREAD_FILL, attention_view, axis, sentence_state, spread, typed_axes
 from demo.models import BUNDLED
 from demo.plots import alignment_figure
+from demo.ui import MODEL_OWN, applies, build_app, reset_for_new_model, window_info
 
 TYPED = "我在北京见张伟。"
 READ = "我在波士顿见汤姆。"
@@ -84,6 +87,70 @@ def test_hover_notes_are_escaped():
     assert "&lt;i&gt;x&lt;/i&gt;" in figure.data[0].text[0][0]
 
 
+def _registry_with_a_transformer():
+    """The small untrained models, and a small Transformer beside them."""
+    from attention_core.config import ModelConfig
+    from attention_core.data import get_task
+    from attention_core.pipeline import Translator
+    from attention_core.seq2seq import build_model
+
+    registry = small_registry()
+    rnn = registry.models["translation"]["luong-dot"]
+    cfg = ModelConfig(src_vocab_size=len(rnn.src_vocab), tgt_vocab_size=len(rnn.tgt_vocab), decoder="transformer",
+                      score="scaled_dot", hidden_size=8, emb_size=8, heads=2, ff_size=16)
+    registry.models["translation"]["transformer"] = Translator(build_model(cfg).eval(), rnn.src_vocab,
+                                                               rnn.tgt_vocab, get_task("translation"))
+    return registry
+
+
+def test_each_model_says_which_settings_apply_to_it():
+    registry = _registry_with_a_transformer()
+    assert applies(registry, "translation", "none") == {"window": False, "hard": False, "names": True}
+    assert applies(registry, "translation", "luong-dot") == {"window": True, "hard": True, "names": True}
+    assert applies(registry, "couplet", "luong-dot")["names"] is False  # a couplet model reads no names
+    assert "Transformer" in window_info(registry, "translation", "transformer")
+    assert "p_t" in window_info(registry, "translation", "luong-general-local-p")
+    assert "D = 2" in window_info(registry, "translation", "luong-general-local-p")
+    assert "no window" in window_info(registry, "translation", "none")
+
+
+def test_another_model_puts_the_window_and_hard_back_to_its_own(monkeypatch):
+    said = []
+    monkeypatch.setattr(gr, "Info", lambda message, **_: said.append(message))
+    window, hard = reset_for_new_model("8", True)
+    assert (window["value"], hard["value"]) == MODEL_OWN and "window D 8" in said[0] and "hard" in said[0]
+    reset_for_new_model("default", False)
+    assert len(said) == 1  # nothing changed, nothing said
+
+
+def test_switching_models_resets_before_it_runs_in_every_tab():
+    """Wiring: a visitor's choice of model first resets window and soft/hard, then (after it) runs again."""
+    app = build_app(_registry_with_a_transformer())
+    config = app.get_config_file()
+    ids = {block.elem_id: i for i, block in app.blocks.items() if getattr(block, "elem_id", None)}
+    deps = config["dependencies"]
+    for prefix in ("translation", "couplet", "compare-A", "compare-B"):
+        variant, window, hard = (ids[f"{prefix}-{name}"] for name in ("variant", "window", "hard"))
+        chosen = [d for d in deps if (variant, "input") in [tuple(t) for t in d["targets"]]]
+        reset = [d for d in chosen if set(d["outputs"]) == {window, hard}]
+        assert len(reset) == 1, prefix
+        # nothing else a choice of model starts reads the window or soft/hard (the gold panel reads the model only)
+        assert not [d for d in chosen if d is not reset[0] and {window, hard} & set(d["inputs"])], prefix
+        runs = [d for d in deps if d["trigger_after"] == reset[0]["id"]]
+        assert runs and {window, hard} <= set(runs[0]["inputs"]), prefix  # the run reads the values reset
+    # the settings follow the model: greyed without attention, the window's line names what it does
+    follows = [d for d in deps if (ids["translation-variant"], "change") in [tuple(t) for t in d["targets"]]]
+    assert any({ids["translation-window"], ids["translation-hard"]} <= set(d["outputs"]) for d in follows)
+
+
+def test_couplet_rules_are_greyed_without_the_constraints():
+    app = build_app(small_registry())
+    ids = {block.elem_id: i for i, block in app.blocks.items() if getattr(block, "elem_id", None)}
+    rules = {ids[f"couplet-{name}"] for name in ("mirror", "no-reuse", "tone", "cliche")}
+    deps = app.get_config_file()["dependencies"]
+    assert any(set(d["outputs"]) == rules for d in deps)
+
+
 # the real app, in a browser ---------------------------------------------------------------------------------------
 
 
@@ -135,3 +202,51 @@ def test_browser_the_heatmap_shows_the_name_and_place_as_typed(app_url):
         assert {"Zhang Wei", "Beijing"} & set(rows), rows
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "app-typed-names.png"), full_page=True)
+
+
+def _wait_text(page, elem: str, text: str, present: bool = True, timeout: int = 120_000) -> str:
+    """Wait until ``#elem`` holds (or no longer holds) ``text``, folded or not (``textContent``); return it."""
+    page.wait_for_function(
+        "([elem, text, present]) => { const e = document.querySelector('#' + elem);"
+        " return e && e.textContent.includes(text) === present; }", arg=[elem, text, present], timeout=timeout)
+    return page.locator(f"#{elem}").text_content()
+
+
+def test_browser_another_model_never_takes_the_window_chosen_for_the_last(app_url):
+    with _page(app_url) as page:
+        page.locator("#translation-variant input").click()
+        page.get_by_role("option", name=re.compile("local-p")).click()
+        page.locator("#translation-window input").click()
+        page.get_by_role("option", name="8", exact=True).click()
+        page.locator("#translation-input textarea").fill("我们每天早上七点吃早饭。")
+        page.locator("#translation-run").click()
+        _wait_text(page, "translation-summary", "window D = 8")
+        page.locator("#translation-variant input").click()
+        page.get_by_role("option", name=re.compile("^Transformer")).click()  # runs again by itself
+        summary = _wait_text(page, "translation-summary", "Transformer")
+        assert "D = 8" not in summary
+        assert page.locator("#translation-window input").input_value() == "default"
+        assert "D windows every cross-attention layer" in page.locator("#translation-window").text_content()
+        open_details(page, "translation")
+        details = _wait_text(page, "translation-info", "Transformer")
+        assert "window 窗口: global" in details and "D = 8" not in details
+
+
+def test_browser_a_summary_line_and_the_details_folded_until_opened(app_url):
+    with _page(app_url) as page:
+        page.locator("#translation-input textarea").fill("张伟明天在北京见面。")
+        page.locator("#translation-run").click()
+        summary = _wait_text(page, "translation-summary", " ms")
+        assert "carried" in summary and "\n" not in summary.strip()
+        line = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#translation-summary p'))"
+                             ".lineHeight)")
+        assert page.locator("#translation-summary").bounding_box()["height"] < 2.5 * line  # one line at 1400 px
+        assert not page.locator("#translation-info").is_visible()  # folded by default
+        page.locator("#translation-details").get_by_text("details 详情").click()
+        page.locator("#translation-info").get_by_text("what the model read").wait_for(timeout=30_000)
+        # remembered in this browser: open again after a reload, and the next run keeps it open
+        page.reload(wait_until="load")
+        page.locator("#translation-input textarea").fill("今天天气很好")
+        page.locator("#translation-run").click()
+        page.locator("#translation-info").get_by_text("what the model read").wait_for(timeout=120_000)
+        assert not page.locator("#couplet-info").is_visible()  # each box is remembered on its own
