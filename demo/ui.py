@@ -23,6 +23,7 @@ from demo.errors import refuse
 from demo.handlers import (
     ATTENTION,
     GOLD_NAMES,
+    GOLD_PULL,
     GOLD_SETS,
     GRADIENT,
     MEAN,
@@ -664,11 +665,23 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
                    gold, gold_handler, gold_outputs if gold else [], {task: details})
 
 
+GOLD_TITLE = "Gold alignment 人工对齐 · is attention an alignment?"
+
+
+def gold_label(missing: bool) -> str:
+    """The gold panel's title; without the data, what it lacks and the command that gets it."""
+    return f"{GOLD_TITLE} — its data is not here 本机没有数据: {GOLD_PULL}" if missing else GOLD_TITLE
+
+
 def _gold_panel(task: str) -> dict:
-    """The gold-alignment panel: choose a human-aligned sentence, see its links over the model's attention."""
-    with gr.Group(elem_id=f"{task}-gold"):
-        gr.Markdown("### Gold alignment 人工对齐 · is attention an alignment?\n"
-                    "Choose one of the human-aligned news sentences: the model chosen above reads its human English "
+    """The gold-alignment panel: choose a human-aligned sentence, see its links over the model's attention.
+
+    Folded, its title saying what is missing and how to get it, when the human alignments are not in the data
+    folder (a fresh clone): it filled the bottom of the tab to answer only that.
+    """
+    missing = bool(gold_info_at_start())
+    with gr.Accordion(gold_label(missing), open=not missing, elem_id=f"{task}-gold"):
+        gr.Markdown("Choose one of the human-aligned news sentences: the model chosen above reads its human English "
                     "(forced decoding), its attention is pooled onto the gold words, and its links (the rule chosen "
                     "by the benchmark) are drawn over it with the human ones: sure and possible links hit, sure "
                     "links missed, and extra links. 选一句人工对齐的句子，看模型的注意力与人工连线。 · "

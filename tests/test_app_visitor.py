@@ -250,3 +250,18 @@ def test_browser_a_summary_line_and_the_details_folded_until_opened(app_url):
         page.locator("#translation-run").click()
         page.locator("#translation-info").get_by_text("what the model read").wait_for(timeout=120_000)
         assert not page.locator("#couplet-info").is_visible()  # each box is remembered on its own
+
+
+def _gold_box(app):
+    return next(block for block in app.blocks.values() if getattr(block, "elem_id", None) == "translation-gold")
+
+
+def test_the_gold_section_is_folded_and_says_how_to_get_its_data_when_it_is_absent(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    box = _gold_box(build_app(small_registry()))
+    assert isinstance(box, gr.Accordion) and not box.open
+    assert "attention-lab data pull align-zh-en" in box.label
+    for name in ("tsinghua", "denero"):
+        (tmp_path / "align-zh-en" / name).mkdir(parents=True)
+    box = _gold_box(build_app(small_registry()))
+    assert box.open and "data pull" not in box.label
