@@ -355,10 +355,11 @@ def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings
         window: The window in force (``None``: global).
         model: The model.
     """
-    parts = [f"**{html.escape(variant_label(settings.variant, model))}**",
-             f"beam {settings.beam_size}" if settings.beam_size > 1 else "greedy 贪心"]
+    label = variant_label(settings.variant, model)
+    parts = [f"**{html.escape(label)}**", f"beam {settings.beam_size}" if settings.beam_size > 1 else "greedy 贪心"]
     if not model.has_attention:
-        parts.append("no attention 无注意力")
+        if "无注意力" not in label:  # the baseline's label says it already
+            parts.append("no attention 无注意力")
     else:
         if settings.hard:
             parts.append("hard 硬")
@@ -695,7 +696,7 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
     where = view_words(sentence["layers"], sentence["heads"], layer, head)
     source, source_notes = axis(sentence, "source")
     encoder = alignment_figure(source, source, _pick(sentence["maps"]["encoder"], layer, head),
-                               title=f"encoder self-attention 编码器自注意力{second_line(where)}",
+                               title="encoder self-attention 编码器自注意力", subtitle=where,
                                x_title="key 键 (source 源)", y_title="query 查询 (source 源)",
                                rtl=bool(sentence.get("rtl")), x_notes=source_notes, y_notes=source_notes)
     decoder = _pick(sentence["maps"]["decoder"], layer, head)  # (T, T)
@@ -711,7 +712,7 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
         keys, key_notes = ["<bos>", *rows[: columns[-1]]], ["", *(notes or [""] * len(rows))[: columns[-1]]]
         highlight = None if row is None else word_of[row]
     figure = alignment_figure(keys, rows, decoder, highlight=highlight,
-                              title=f"decoder self-attention 解码器自注意力{second_line(where)}",
+                              title="decoder self-attention 解码器自注意力", subtitle=where,
                               x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)",
                               x_notes=key_notes, y_notes=notes)
     return encoder, figure
@@ -1100,7 +1101,7 @@ def entropy_view(states: dict[str, dict], views: dict[str, tuple[object, object]
     if not rows:
         return message_figure("Neither variant has attention: no entropy to compare. 两者都没有注意力。")
     sources = len(next(iter(states.values()))["source"])
-    return entropy_figure(rows, sources, "attention entropy per output step 每步注意力的熵")
+    return entropy_figure(rows, sources, "attention entropy per step 每步注意力的熵")
 
 
 def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b: Settings,

@@ -69,6 +69,7 @@ def alignment_figure(
     value: str = "weight",
     x_notes: Sequence[str] | None = None,
     y_notes: Sequence[str] | None = None,
+    subtitle: str = "",
 ) -> go.Figure:
     """Heatmap of attention weights: source tokens on x, generated tokens on y (or any keys × queries).
 
@@ -87,6 +88,8 @@ def alignment_figure(
         value: What a cell holds, for the hover text and the colour bar (``weight``; ``importance`` for gradients).
         x_notes: A line of hover text per column (``""``: none), e.g. the stand-in the model read for a name typed.
         y_notes: A line of hover text per row.
+        subtitle: A smaller line under the title; the title and it reserve their own room above the axis title and
+            the tick labels, however those turn.
 
     Returns:
         The figure.
@@ -109,7 +112,7 @@ def alignment_figure(
             colorscale=COLORSCALE,
             text=hover,
             hoverinfo="text",
-            colorbar=dict(title=value, thickness=12),
+            colorbar=dict(title=dict(text=value, side="right"), thickness=12),  # beside the bar: clear of "1"
         )
     )
     banded = window is not None and centres is not None
@@ -130,17 +133,39 @@ def alignment_figure(
         fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
                       line=dict(color="crimson", width=2))
     fig.update_layout(
-        title=dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center",  # clear of Gradio's label badge
-                   pad=dict(t=SECOND_LINE_PAD if SECOND_LINE in title else 0)),
-        xaxis=dict(side="top", title=x_title, range=_x_range(len(xs), rtl), **_ticks(xs)),
+        title=_title(title, subtitle),
+        xaxis=dict(side="top", title=x_title, range=_x_range(len(xs), rtl), automargin=True, **_ticks(xs)),
         yaxis=dict(autorange="reversed", title=y_title, **_ticks(ys)),
-        margin=dict(l=60, r=20, t=120, b=20),
+        margin=dict(l=60, r=20, t=TOP if SECOND_LINE in title else TOP_PUSHED, b=20),
         height=max(340, 28 * len(ys) + 180),
         showlegend=banded,
         legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5, xanchor="center"),
         font=FONT,
     )
     return fig
+
+
+TOP = 120
+"""The top margin (px) of a heatmap whose title holds a [`second_line`][demo.plots.second_line]: title, axis title
+and tick labels (the x axis is on top)."""
+TOP_PUSHED = 20
+"""The top margin a heatmap starts from when its title pushes the margin itself (plotly's ``automargin``)."""
+
+
+def _title(title: str, subtitle: str = "") -> dict:
+    """A heatmap's title: centred at the top, clear of Gradio's label badge.
+
+    Plain or with a ``subtitle``, the title reserves its own room above the axis title and tick labels
+    (``yref="container"``, ``automargin``): a half-width panel turns long tick labels upright, and they pushed the
+    axis title into a fixed margin's title (the Transformer's decoder self-attention). A title holding a
+    [`second_line`][demo.plots.second_line] keeps the fixed margin ``TOP`` and a top pad (plotly's automargin lays
+    out a title with a line break wrongly).
+    """
+    placed = dict(text=title, y=0.98, yanchor="top", x=0.5, xanchor="center")
+    if SECOND_LINE in title:
+        return {**placed, "pad": dict(t=SECOND_LINE_PAD)}
+    pushed = {**placed, "yref": "container", "automargin": True, "pad": dict(b=8)}
+    return {**pushed, "subtitle": dict(text=subtitle, font=dict(size=12))} if subtitle else pushed
 
 
 def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[Sequence[float]],
@@ -261,10 +286,11 @@ def entropy_figure(rows: dict[str, tuple[Sequence[str], Sequence[Sequence[float]
                              line=dict(color="grey", dash="dash"), hoverinfo="skip"))
     fig.update_layout(
         title=dict(text=title, x=0.5, xanchor="center"),
-        xaxis=dict(title="output step 输出步", rangemode="tozero"),
+        xaxis=dict(title="output step 输出步", range=[0.5, longest + 0.5]),  # no "0" on "0" at the corner
         yaxis=dict(title="entropy 熵 (nats)", range=[0, top * 1.08 + 0.05]),
-        height=300, margin=dict(l=60, r=20, t=60, b=40),
-        legend=dict(orientation="h", y=-0.25, x=0.5, xanchor="center"),
+        height=340, margin=dict(l=60, r=20, t=60, b=20),
+        # under the plot, in the figure's own room: on a phone its lines wrap, and they ran into the axis title
+        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0.5, xanchor="center"),
         font=FONT,
     )
     return fig

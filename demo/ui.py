@@ -96,6 +96,10 @@ CSS = """
 #couplet-tone:has(input:disabled), #couplet-cliche:has(input:disabled) {opacity: 0.45}
 """
 
+HALF_MIN = 520
+"""The narrowest a half-width figure panel gets (px): below two of them side by side, they stack (a sentence's
+thirty characters keep their own columns)."""
+
 SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
 """How the input boxes behave (one line high, growing to eight: Enter submits)."""
 
@@ -533,10 +537,11 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
         step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
         bars = gr.Plot(placeholder("steps"), label="one step 单步", show_label=False, elem_id=f"{task}-steps")
         with gr.Row(visible=False) as self_maps:  # a Transformer's self-attention, at the same layer and head
+            # side by side on a wide screen, one under the other below two HALF_MIN widths (no cramped labels)
             encoder = gr.Plot(label="encoder self-attention 编码器自注意力", show_label=False,
-                              elem_id=f"{task}-encoder")
+                              elem_id=f"{task}-encoder", min_width=HALF_MIN)
             decoder = gr.Plot(label="decoder self-attention 解码器自注意力", show_label=False,
-                              elem_id=f"{task}-decoder")
+                              elem_id=f"{task}-decoder", min_width=HALF_MIN)
         state = gr.State({})
         gold = _gold_panel(task) if task == "translation" else {}
 
@@ -810,7 +815,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
         sides = {}
         with gr.Row():
             for side in ("A", "B"):
-                with gr.Column():
+                with gr.Column(min_width=HALF_MIN):
                     out = gr.Textbox(label=side, interactive=False, elem_id=f"compare-{side}-output")
                     brief, details, info = details_box(f"compare-{side}", f"details {side} 详情")
                     with gr.Group(visible=False, elem_id=f"compare-{side}-transformer-view") as selectors:

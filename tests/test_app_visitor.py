@@ -16,7 +16,7 @@ from corpus import SCREENSHOTS, chromium
 from attention_core.names import Carried, Prepared, restore
 from attention_core.pipeline import Output
 from attention_core.rare import RareWord
-from demo.handlers import SPREAD_FILL, attention_view, axis, sentence_state, spread, typed_axes
+from demo.handlers import SPREAD_FILL, Settings, attention_view, axis, run, sentence_state, spread, typed_axes
 from demo.models import BUNDLED
 from demo.plots import alignment_figure
 from demo.ui import MODEL_OWN, applies, build_app, reset_for_new_model, window_info
@@ -265,3 +265,46 @@ def test_the_gold_section_is_folded_and_says_how_to_get_its_data_when_it_is_abse
         (tmp_path / "align-zh-en" / name).mkdir(parents=True)
     box = _gold_box(build_app(small_registry()))
     assert box.open and "data pull" not in box.label
+
+
+def test_the_self_attention_titles_reserve_their_own_room():
+    """The layer/head line is the title's subtitle, and the title pushes the margin (it ran into the axis title)."""
+    from demo.handlers import self_attention_figures
+
+    registry = _registry_with_a_transformer()
+    result = run(registry, "translation", "我喜欢自然语言处理", Settings("transformer"))
+    state = result.state
+    encoder, decoder = self_attention_figures(state, state["layers"], "mean", False)
+    for figure in (encoder, decoder):
+        assert figure.layout.title.subtitle.text.startswith("layer 层")
+        assert figure.layout.title.automargin and figure.layout.title.yref == "container"
+        assert figure.layout.xaxis.automargin
+
+
+OVERLAPPING = """(root) => {
+  const texts = [...document.querySelectorAll(root + ' .js-plotly-plot text')].filter(t => t.textContent.trim())
+     .map(t => [t, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const found = [];
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++)
+    if (hit(texts[i][1], texts[j][1]) && !texts[i][0].contains(texts[j][0]) && !texts[j][0].contains(texts[i][0]))
+      found.push(texts[i][0].textContent + ' <> ' + texts[j][0].textContent);
+  return found;
+}"""
+"""The pairs of texts of a figure in the page whose boxes overlap (titles, axis titles, tick labels, legends)."""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_browser_no_text_runs_into_another_in_the_transformer_maps(app_url, width):
+    with _page(app_url, 1200, width) as page:
+        page.locator("#translation-variant input").click()
+        page.get_by_role("option", name=re.compile("^Transformer")).click()
+        page.locator("#translation-input textarea").fill("我们每天早上七点吃早饭，然后一起去学校。")
+        page.locator("#translation-run").click()
+        page.locator("#translation-decoder .js-plotly-plot .xtick text").first.wait_for(timeout=120_000)
+        page.wait_for_timeout(1000)  # plotly settles its margins
+        assert page.evaluate(OVERLAPPING, "#translation-decoder") == []
+        if width >= 1000:  # a phone's 30 characters share 300 px: the source axis is crowded there
+            for plot in ("translation-heatmap", "translation-encoder", "translation-steps"):
+                assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
+        page.screenshot(path=str(SCREENSHOTS / f"app-transformer-{width}.png"), full_page=True)
