@@ -2,6 +2,11 @@
 
 Every option also reads an environment variable, named in its help. The heavy imports (PyTorch,
 Gradio) happen only after the options are read, so ``--help`` and option errors answer at once.
+
+The page answers before the models' weights are loaded: at start-up each model's config is read (a broken folder
+still stops the start with one line), the weights load in the background once the page is up (a request for one
+not loaded yet loads it), and a missing docs site is built after that too. Each stage prints a line
+(``benchmarks/app_start.py`` measures them).
 """
 
 from __future__ import annotations
@@ -11,8 +16,17 @@ import errno
 import os
 import socket
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:  # imported in main(), after the options are read
+    from demo.docs_site import DocsSite
+    from demo.models import ModelRegistry
+
+STARTED = time.perf_counter()
 ROOT = Path(__file__).resolve().parent
 CONCURRENCY = 4
 """Requests decoded at once; the rest wait in the queue (each takes tens of milliseconds on a CPU)."""
@@ -70,14 +84,24 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+def say(message: str) -> None:
+    """One line of progress on the console: the seconds since the start, and the stage."""
+    print(f"[{time.perf_counter() - STARTED:5.1f} s] {message}", flush=True)
+
+
+STAGES = ("libraries", "models", "page", "ready", "docs", "weights")
+"""The first word of each stage's line, in the order they come (``benchmarks/app_start.py`` reads them)."""
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Check the options, load the models once, build the app and serve it with the docs."""
+    """Check the options, read the models, build the app and serve it; then load the weights and build the docs."""
     args = parse_args(argv)
     if not 1 <= args.port <= 65535:
         fail(f"--port must be 1–65535, got {args.port}")
     if port_in_use(args.host, args.port):
         fail(f"port {args.port} on {args.host} is already in use; start with --port N "
              "(or ATTENTION_LAB_PORT=N), or stop the other server")
+    say("Attention Lab: starting (PyTorch and Gradio first) …")
 
     import gradio as gr
     from starlette.routing import Mount
@@ -86,16 +110,18 @@ def main(argv: list[str] | None = None) -> None:
     from attention_core.training import pick_device
     from demo.docs_site import DocsSite
     from demo.models import ModelRegistry
-    from demo.ui import CSS, build_app, warm
+    from demo.ui import CSS, build_app, model_counts, preload
 
+    say("libraries loaded")
     try:
         pick_device(args.device)  # a typo, or cuda on a machine without one: one line, not a traceback
-        registry = ModelRegistry.start(args.models, args.hub_repo, device=args.device)
+        registry = ModelRegistry.start(args.models, args.hub_repo, device=args.device, lazy=True)
     except (ModelLoadError, ValueError) as err:
         fail(str(err))
-    docs = DocsSite(args.docs)
+    say(f"models found: {model_counts(registry)}; their weights load once the page is up")
+    docs = DocsSite(args.docs, build=False)  # built once the page is up: it would slow the start down
     app = build_app(registry)
-    warm(registry)  # the first visitor's heatmap should not pay for plotly's start-up
+    say("page built")
     app.queue(default_concurrency_limit=CONCURRENCY, max_size=256)
     theme = gr.themes.Soft(
         # local fonts only: the app must work offline, and Chinese needs a CJK font
@@ -105,9 +131,37 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app.launch(server_name=args.host, server_port=args.port, share=args.share, theme=theme, css=CSS,
                    max_file_size="1mb",  # the app takes no uploads: a stranger's upload must not fill the disk
-                   footer_links=["api"], app_kwargs={"routes": [Mount("/docs", app=docs, name="docs")]})
+                   footer_links=["api"], app_kwargs={"routes": [Mount("/docs", app=docs, name="docs")]},
+                   prevent_thread_lock=True, quiet=True)
     except OSError as err:  # the port was taken between the check and the launch
         fail(f"cannot listen on {args.host}:{args.port} ({err}); start with --port N")
+    say(f"ready: {app.local_url}" + (f" · public link {app.share_url}" if args.share and app.share_url else "")
+        + " (documentation at /docs)")
+    threading.Thread(target=after_start, args=(registry, docs, preload), name="after-start", daemon=True).start()
+    app.block_thread()
+
+
+def after_start(registry: ModelRegistry, docs: DocsSite, preload: Callable[..., int]) -> None:
+    """What waits until the page answers: every model's weights (the tabs' defaults first), then the docs site.
+
+    Args:
+        registry: The app's models, their weights not loaded yet.
+        docs: The docs site, built here when its folder holds none.
+        preload: [`demo.ui.preload`][demo.ui.preload] (imported with the heavy libraries).
+    """
+    started = time.perf_counter()
+    say("weights: loading in the background (the tabs' default models first) …")
+    loaded = preload(registry, lambda problem: say(f"weights: {problem}"))
+    total = sum(len(models) for models in registry.models.values())
+    say(f"weights: {loaded} of {total} models loaded in {time.perf_counter() - started:.1f} s")
+
+    def built(site: DocsSite) -> None:
+        say(f"docs: {site.error}" if site.error else f"docs: built in {site.folder}, served at /docs")
+
+    if docs.start(built):
+        say(f"docs: building {docs.folder} in the background (/docs says so meanwhile) …")
+    else:
+        say(f"docs: serving {docs.folder} at /docs")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from starlette.responses import HTMLResponse
@@ -70,14 +71,35 @@ class DocsSite:
 
     Args:
         folder: The built site (``index.html`` at its top); built there in the background when missing.
+        build: Start that build now; ``False``: when [`start`][demo.docs_site.DocsSite.start] is called.
     """
 
-    def __init__(self, folder: str | Path = DEFAULT_SITE) -> None:
+    def __init__(self, folder: str | Path = DEFAULT_SITE, build: bool = True) -> None:
         self.folder = Path(folder)
         self.error: str | None = None
         self._static: StaticFiles | None = None
-        if not self.ready:
-            threading.Thread(target=self._build, name="docs-build", daemon=True).start()
+        if build:
+            self.start()
+
+    def start(self, done: Callable[[DocsSite], None] | None = None) -> bool:
+        """Build the site in a background thread unless it is there (the app starts it once its page answers).
+
+        Args:
+            done: Called from that thread when the build has ended (``error`` says whether it failed).
+
+        Returns:
+            Whether a build was started.
+        """
+        if self.ready:
+            return False
+
+        def build() -> None:
+            self._build()
+            if done is not None:
+                done(self)
+
+        threading.Thread(target=build, name="docs-build", daemon=True).start()
+        return True
 
     @property
     def ready(self) -> bool:

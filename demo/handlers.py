@@ -44,7 +44,8 @@ from attention_core.attribution import input_x_gradient, kendall_tau
 from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
 from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
-from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output
+from attention_core.hub import ModelLoadError
+from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output, Translator
 from attention_core.subword import word_rows, word_spans
 from attention_core.text import detokenize_chinese, has_chinese
 from attention_core.transformer import AttentionMaps
@@ -262,6 +263,20 @@ def validate_text(task: str, text: str | None) -> str:
     return text
 
 
+def served(registry: ModelRegistry, task: str, variant: str) -> Translator:
+    """The model a request asks for, loaded if it was not yet; a message for the visitor if it is not here or broken.
+
+    Raises:
+        gr.Error: Naming the models that are here, or what is wrong with the model's files.
+    """
+    try:
+        return registry.get(task, variant)
+    except KeyError as err:
+        raise refuse(str(err.args[0])) from None
+    except ModelLoadError as err:  # found at start-up, its weights read on first use
+        raise refuse(f"模型无法加载 / the model {variant!r} could not be loaded: {err}") from None
+
+
 TOKENIZER_WORDS = {"char": "characters 字符", "word": "words 词", "bpe": "BPE pieces 子词"}
 
 
@@ -275,18 +290,17 @@ def model_summary(registry: ModelRegistry, name: str) -> str:
     Returns:
         E.g. ``**de-en** · de → en · source: BPE pieces 子词 (27 in its vocabulary) · … · dev BLEU 33.8``.
     """
-    translator = registry.models.get(OWN, {}).get(name)
-    if translator is None:
+    card = registry.card(OWN, name)  # its config: the page is built before the weights are loaded
+    if card is None:
         return ""
-    source, target = sides(translator)
-    parts = [f"**{html.escape(name)}**", html.escape(language_pair(translator)),
-             html.escape(architecture(translator.model))]
-    for side, vocab, what in ((source, translator.src_vocab, "source 源"),
-                              (target, translator.tgt_vocab, "target 目标")):
+    source, target = sides(card)
+    parts = [f"**{html.escape(name)}**", html.escape(language_pair(card)), html.escape(architecture(card.cfg))]
+    for side, size, what in ((source, card.cfg.src_vocab_size, "source 源"),
+                             (target, card.cfg.tgt_vocab_size, "target 目标")):
         tokens = TOKENIZER_WORDS.get(side.get("tokenizer", ""), html.escape(str(side.get("tokenizer", "tokens"))))
-        parts.append(f"{what}: {tokens} ({len(vocab)} in its vocabulary)"
+        parts.append(f"{what}: {tokens} ({size} in its vocabulary)"
                      + (", right to left 从右到左" if is_rtl(side) else ""))
-    data = translator.meta.get("data") if isinstance(translator.meta.get("data"), dict) else {}
+    data = card.meta.get("data") if isinstance(card.meta.get("data"), dict) else {}
     train = (data.get("sources") or {}).get("train") if isinstance(data.get("sources"), dict) else None
     paths = train.get("paths") if isinstance(train, dict) else None
     sizes = data.get("sizes") if isinstance(data.get("sizes"), dict) else {}
@@ -294,7 +308,7 @@ def model_summary(registry: ModelRegistry, name: str) -> str:
         counts = " / ".join(f"{sizes[k]} {k}" for k in ("train", "dev", "test") if isinstance(sizes.get(k), int))
         files = ", ".join(f"`{html.escape(Path(str(path)).name)}`" for path in paths)
         parts.append(f"trained on {files}" + (f" ({counts} pairs)" if counts else ""))
-    bleu = translator.meta.get("best_dev_bleu")
+    bleu = card.meta.get("best_dev_bleu")
     if isinstance(bleu, (int, float)) and not isinstance(bleu, bool):
         parts.append(f"dev BLEU {bleu:.1f}")
     return " · ".join(parts)
@@ -873,10 +887,7 @@ def with_gradient(registry: ModelRegistry, state: dict | None) -> dict:
     """
     if not state or not state.get("output") or state.get("gradient") is not None or "finished" not in state:
         return state or {}
-    try:
-        translator = registry.get(state["task"], state["variant"])
-    except KeyError as err:
-        raise refuse(str(err.args[0])) from None
+    translator = served(registry, state["task"], state["variant"])
     started = time.perf_counter()
     importance = input_x_gradient(translator, decoded(state))
     found = dict(gradient=importance.gradient.tolist(), agreement=importance.agreement.tolist(),
@@ -960,10 +971,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
     window = parse_window(settings.window)
     if not isinstance(settings.beam_size, (int, float)) or not 1 <= int(settings.beam_size) <= 10:
         raise refuse(f"束宽应为 1–10 / beam size must be 1–10, got {settings.beam_size!r}")
-    try:
-        translator = registry.get(task, settings.variant)
-    except KeyError as err:
-        raise refuse(str(err.args[0])) from None
+    translator = served(registry, task, settings.variant)
     shape = registry.transformer_shape(task, settings.variant)
     if shape is not None:
         parse_view(*shape, layer, head)  # a bad choice fails before decoding
@@ -1255,10 +1263,7 @@ def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, numbe
         where = f"{GOLD_NAMES[name].split(' (')[0]} {index}/{len(sentences)}"
     else:
         where = "gold sentence"
-    try:
-        translator = registry.get(task, variant)
-    except KeyError as err:
-        raise refuse(str(err.args[0])) from None
+    translator = served(registry, task, variant)
     sentence = (f"**{html.escape(where)}** · 中文 (segmented 分词): {html.escape(' '.join(gold.source))}  \n"
                 f"English (human 人工): {html.escape(' '.join(gold.target))}")
     if not translator.model.has_attention:

@@ -5,6 +5,10 @@ Two kinds of model live side by side: the **zoo** (``models/<task>/<variant>/``,
 or a Hub repo is read by its layout ([`model_layout`][demo.models.model_layout]): one model at its root, a
 folder of model folders, or a zoo.
 
+The app reads every model's config at start-up (a [`Card`][demo.models.Card]: enough for the page) and loads its
+weights on first use ([`LazyModels`][demo.models.LazyModels]), or in the background once the page answers
+([`ModelRegistry.load_all`][demo.models.ModelRegistry.load_all]); other callers load them at once.
+
 Models are loaded on the CPU (or the device asked for) and placed on CUDA by
 [`ModelRegistry.get`][demo.models.ModelRegistry.get] when a request finds CUDA available. On a
 ZeroGPU Space CUDA exists only inside a ``spaces.GPU``-decorated call, which is where the handlers
@@ -16,13 +20,24 @@ from __future__ import annotations
 import copy
 import re
 import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from attention_core.hub import CONFIG, FILES, OPTIONAL_FILES, ModelLoadError, load_folder
+from attention_core.config import ModelConfig
+from attention_core.data import Task
+from attention_core.hub import (
+    CONFIG,
+    FILES,
+    OPTIONAL_FILES,
+    ModelLoadError,
+    load_folder,
+    read_config,
+    read_vocabularies,
+)
 from attention_core.pipeline import Translator
-from attention_core.transformer import Transformer
 
 BUNDLED = Path(__file__).resolve().parents[1] / "models"
 """The bundled model zoo: ``models/<task>/<variant>/``."""
@@ -55,23 +70,24 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """A Hub repo id, ``namespace/name``."""
 
 
-def variant_label(variant: str, model: torch.nn.Module | None = None) -> str:
+def variant_label(variant: str, model: torch.nn.Module | ModelConfig | None = None) -> str:
     """The drop-down label of a variant; a Transformer's names its heads and layers, read from its config.
 
     Args:
         variant: Zoo variant name (the model folder's name), or the name of a model of your own.
-        model: The loaded model, when there is one.
+        model: The model, or its config (a model not loaded yet), when there is one.
 
     Returns:
         E.g. ``"Transformer · 4 heads × 2 layers 多头"``; a name the zoo does not know is followed by the
         model's [`architecture`][demo.models.architecture].
     """
-    if isinstance(model, Transformer):
+    cfg = getattr(model, "cfg", model)
+    if cfg is not None and cfg.decoder == TRANSFORMER:
         name = "Transformer" if variant == "transformer" else variant
-        return f"{name} · {model.cfg.heads} heads × {model.cfg.num_layers} layers 多头"
-    if variant in VARIANT_LABELS or model is None:
+        return f"{name} · {cfg.heads} heads × {cfg.num_layers} layers 多头"
+    if variant in VARIANT_LABELS or cfg is None:
         return VARIANT_LABELS.get(variant, variant)
-    return f"{variant} · {architecture(model)}"
+    return f"{variant} · {architecture(cfg)}"
 
 
 def model_layout(root: Path) -> tuple[str, list[Path]]:
@@ -100,14 +116,16 @@ def model_layout(root: Path) -> tuple[str, list[Path]]:
 
 
 RNN_WORDS = {"luong": "Luong", "bahdanau": "Bahdanau"}
+TRANSFORMER, NO_ATTENTION = "transformer", "none"
+"""The ``ModelConfig.decoder`` of a Transformer, and of the baseline without attention."""
 
 
-def architecture(model: torch.nn.Module) -> str:
-    """What a model is, in a few words, read from its config: ``Luong · general · local-m D=3``."""
-    cfg = model.cfg
-    if isinstance(model, Transformer):
+def architecture(model: torch.nn.Module | ModelConfig) -> str:
+    """What a model is, in a few words, read from its config (or the model's): ``Luong · general · local-m D=3``."""
+    cfg = getattr(model, "cfg", model)
+    if cfg.decoder == TRANSFORMER:
         return f"Transformer · {cfg.heads} heads × {cfg.num_layers} layers 多头"
-    if not model.has_attention:
+    if cfg.decoder == NO_ATTENTION:
         return "no attention 无注意力"
     words = [RNN_WORDS.get(cfg.decoder, cfg.decoder), cfg.score]
     if cfg.attention != "global":
@@ -139,9 +157,10 @@ def language_pair(translator: Translator) -> str:
     return " → ".join(side.get("language") or side.get("tokenizer", "?") for side in (source, target))
 
 
-def own_label(name: str, translator: Translator) -> str:
+def own_label(name: str, translator: Translator | Card) -> str:
     """The drop-down label of a model of your own: ``name · de → en · Luong · general``."""
-    return f"{name} · {language_pair(translator)} · {architecture(translator.model)}"
+    model = translator.cfg if isinstance(translator, Card) else translator.model
+    return f"{name} · {language_pair(translator)} · {architecture(model)}"
 
 
 def own_examples(translator: Translator, count: int = 5) -> list[str]:
@@ -171,6 +190,125 @@ def own_examples(translator: Translator, count: int = 5) -> list[str]:
     return [source for source in sources if source in picked]
 
 
+@dataclass
+class Card:
+    """What the page needs to know of a model, read from its folder's config without its weights.
+
+    It answers for ``task``, ``meta`` and ``reads_names`` as the model's ``Translator`` does, so
+    [`sides`][demo.models.sides] and [`own_examples`][demo.models.own_examples] take either.
+
+    Attributes:
+        cfg: The model's config.
+        task: Its task (without the subword models, which only decoding needs).
+        meta: What training recorded (data, known names, dev BLEU …).
+    """
+
+    cfg: ModelConfig
+    task: Task
+    meta: dict
+
+    @classmethod
+    def read(cls, folder: Path) -> Card:
+        """A model folder's card: its config and vocabularies checked, its weights not read.
+
+        Raises:
+            ModelLoadError: Naming the bad file or field.
+        """
+        cfg, task, meta = read_config(folder)
+        read_vocabularies(folder, cfg)
+        return cls(cfg, task, meta)
+
+    @classmethod
+    def of(cls, translator: Translator) -> Card:
+        """The card of a loaded model."""
+        return cls(translator.model.cfg, translator.task, translator.meta)
+
+    @property
+    def has_attention(self) -> bool:
+        """Whether the model attends (not the baseline)."""
+        return self.cfg.decoder != NO_ATTENTION
+
+    @property
+    def reads_names(self) -> bool:
+        """Whether the names switch applies: the library's rule, which reads the task alone.
+
+        See [`Translator.reads_names`][attention_core.pipeline.Translator.reads_names].
+        """
+        return Translator.reads_names.fget(self)
+
+
+class LazyModels(Mapping):
+    """A group's models by name, each loaded from its folder the first time it is asked for (then kept).
+
+    Its keys, ``len`` and ``in`` need no loading; the values are ``Translator``s. Two requests for one model at once
+    load it once.
+
+    Args:
+        folders: ``{name: (folder, card)}``.
+        device: Where to load them (``None``: the CPU).
+    """
+
+    def __init__(self, folders: dict[str, tuple[Path, Card]], device: str | torch.device | None = None) -> None:
+        self._folders = dict(folders)
+        self._device = device
+        self._loaded: dict[str, Translator] = {}
+        self._locks = {name: threading.Lock() for name in self._folders}
+
+    def __getitem__(self, name: str) -> Translator:
+        if name not in self._folders:
+            raise KeyError(name)
+        with self._locks[name]:
+            if name not in self._loaded:
+                self._loaded[name] = load_folder(self._folders[name][0], self._device or "cpu")
+        return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._folders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._folders)
+
+    def __len__(self) -> int:
+        return len(self._folders)
+
+    def card(self, name: str) -> Card:
+        """A model's card (no loading)."""
+        return self._folders[name][1]
+
+    def is_loaded(self, name: str) -> bool:
+        """Whether a model's weights are loaded."""
+        return name in self._loaded
+
+    def renamed(self, rename: Callable[[str], str]) -> LazyModels:
+        """The same models (loaded or not) under new names."""
+        out = LazyModels({rename(n): entry for n, entry in self._folders.items()}, self._device)
+        out._loaded = {rename(n): t for n, t in self._loaded.items()}
+        return out
+
+    @classmethod
+    def merged(cls, groups: list[Mapping]) -> LazyModels:
+        """Several groups' models in one (a group of loaded ``Translator``s joins as loaded).
+
+        Raises:
+            ModelLoadError: If two have the same name.
+        """
+        out = cls({})
+        for group in groups:
+            for name in group:
+                if name in out:
+                    raise ModelLoadError(f"two models are named {name!r}: rename one folder")
+                if isinstance(group, LazyModels):
+                    out._folders[name] = group._folders[name]
+                    if group.is_loaded(name):
+                        out._loaded[name] = group._loaded[name]
+                    out._device = out._device or group._device
+                else:
+                    out._folders[name] = (Path(), Card.of(group[name]))
+                    out._loaded[name] = group[name]
+                out._locks[name] = threading.Lock()
+        return out
+
+
 class ModelRegistry:
     """Translators by task and variant.
 
@@ -191,7 +329,8 @@ class ModelRegistry:
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, root: str | Path = BUNDLED, device: str | torch.device | None = None) -> ModelRegistry:
+    def load(cls, root: str | Path = BUNDLED, device: str | torch.device | None = None,
+             lazy: bool = False) -> ModelRegistry:
         """Load the models of a local folder: one model, a folder of model folders, or a ``<task>/<variant>/`` zoo.
 
         A zoo's models are grouped by their task; any other model is one of your own
@@ -201,6 +340,8 @@ class ModelRegistry:
             root: A local folder (never a Hub repo id: use [`from_hub`][demo.models.ModelRegistry.from_hub]).
             device: Load and serve there; ``None`` loads on the CPU and serves on CUDA when a request
                 finds it available.
+            lazy: Read each model's config and vocabularies now (a broken one still fails here) and its weights
+                on first use ([`LazyModels`][demo.models.LazyModels]): the app answers without waiting for them.
 
         Raises:
             ModelLoadError: If ``root`` holds no model, or one folder is broken (named in the message).
@@ -209,18 +350,22 @@ class ModelRegistry:
         if not root.is_dir():
             raise ModelLoadError(f"model folder {root} does not exist (a Hub repo id goes to --hub-repo)")
         layout, folders = model_layout(root)
-        models: dict[str, dict[str, Translator]] = {}
+        found: dict[str, dict[str, tuple[Path, Card]]] = {}
+        loaded: dict[str, dict[str, Translator]] = {}
         for folder in folders:
-            translator = load_folder(folder, device or "cpu")
-            if layout == "zoo":
-                models.setdefault(translator.task.name, {})[folder.name] = translator
-            else:
-                models.setdefault(OWN, {})[folder.resolve().name] = translator
+            translator = None if lazy else load_folder(folder, device or "cpu")
+            card = Card.read(folder) if lazy else Card.of(translator)
+            group = card.task.name if layout == "zoo" else OWN
+            name = folder.name if layout == "zoo" else folder.resolve().name
+            found.setdefault(group, {})[name] = (folder, card)
+            if translator is not None:
+                loaded.setdefault(group, {})[name] = translator
+        models = ({group: LazyModels(entries, device) for group, entries in found.items()} if lazy else loaded)
         return cls(models, "bundled zoo models/" if root.resolve() == BUNDLED else str(root), device)
 
     @classmethod
     def from_hub(cls, repo_id: str, revision: str | None = None,
-                 device: str | torch.device | None = None) -> ModelRegistry:
+                 device: str | torch.device | None = None, lazy: bool = False) -> ModelRegistry:
         """Download a repo's model files and load them: one model at its root, model folders, or a zoo.
 
         Always the Hub: a local folder with the same name is never used instead. A model at the repo's
@@ -240,14 +385,19 @@ class ModelRegistry:
         if not Path(folder).is_dir():  # nothing matched: the repo holds no model file
             raise ModelLoadError(f"hf://{repo_id} holds no model files ({CONFIG}, {FILES[1]} …)")
         try:
-            registry = cls.load(folder, device)
+            registry = cls.load(folder, device, lazy)
         except ModelLoadError as err:
             raise ModelLoadError(f"hf://{repo_id}: {err}".replace(str(folder), "the repo")) from None
         registry.source = f"hf://{repo_id}"
         if OWN in registry.models:
             single = model_layout(Path(folder))[0] == "model"
-            registry.models[OWN] = {repo_id if single else f"{repo_id}/{name}": translator
-                                    for name, translator in registry.models[OWN].items()}
+
+            def rename(name: str) -> str:
+                return repo_id if single else f"{repo_id}/{name}"
+
+            own = registry.models[OWN]
+            registry.models[OWN] = (own.renamed(rename) if isinstance(own, LazyModels)
+                                    else {rename(name): translator for name, translator in own.items()})
         return registry
 
     @classmethod
@@ -261,19 +411,18 @@ class ModelRegistry:
         if len(zoos) > 1:
             raise ModelLoadError(f"two model zoos ({zoos[0].source} and {zoos[1].source}): give one, with "
                                  "--models DIR or --hub-repo ID")
-        models: dict[str, dict[str, Translator]] = {task: dict(v) for task, v in zoos[0].models.items()
-                                                    if task != OWN} if zoos else {}
-        for registry in registries:
-            for name, translator in registry.models.get(OWN, {}).items():
-                if name in models.get(OWN, {}):
-                    raise ModelLoadError(f"two models are named {name!r}: rename one folder")
-                models.setdefault(OWN, {})[name] = translator
+        models: dict[str, Mapping[str, Translator]] = {
+            task: v if isinstance(v, LazyModels) else dict(v) for task, v in zoos[0].models.items() if task != OWN
+        } if zoos else {}
+        own = [registry.models[OWN] for registry in registries if OWN in registry.models]
+        if own:
+            models[OWN] = LazyModels.merged(own)
         device = next((r.device for r in registries if r.device is not None), None)
         return cls(models, " + ".join(r.source for r in registries), device)
 
     @classmethod
     def start(cls, models: str | Path = BUNDLED, hub_repo: str | None = None,
-              device: str | torch.device | None = None) -> ModelRegistry:
+              device: str | torch.device | None = None, lazy: bool = False) -> ModelRegistry:
         """The models the app serves, from its ``--models`` and ``--hub-repo``.
 
         A zoo (from either) replaces the bundled one, as it always has; models of your own (a model folder,
@@ -283,15 +432,16 @@ class ModelRegistry:
             models: A local folder (default: the bundled zoo); with ``hub_repo``, read only when not the default.
             hub_repo: A Hub repo id, or ``None``.
             device: As for [`load`][demo.models.ModelRegistry.load].
+            lazy: As for [`load`][demo.models.ModelRegistry.load]: weights on first use (the app).
 
         Raises:
             ModelLoadError: With a one-line reason (a missing folder, no model, a broken one, an unreachable repo).
         """
-        parts = [cls.from_hub(hub_repo, device=device)] if hub_repo else []
+        parts = [cls.from_hub(hub_repo, device=device, lazy=lazy)] if hub_repo else []
         if not hub_repo or Path(models).resolve() != BUNDLED:
-            parts.append(cls.load(models, device))
+            parts.append(cls.load(models, device, lazy))
         if not any(set(part.models) - {OWN} for part in parts) and BUNDLED.is_dir():
-            parts.append(cls.load(BUNDLED, device))
+            parts.append(cls.load(BUNDLED, device, lazy))
         return cls.combine(parts) if len(parts) > 1 else parts[0]
 
     def tasks(self) -> list[str]:
@@ -302,10 +452,41 @@ class ModelRegistry:
         """``(label, variant)`` choices for a task, in display order (models of your own: by name)."""
         have = self.models.get(task, {})
         if task == OWN:
-            return [(own_label(name, have[name]), name) for name in sorted(have)]
+            return [(own_label(name, self.card(task, name)), name) for name in sorted(have)]
         ordered = [v for v in VARIANT_LABELS if v in have]
         ordered += sorted(v for v in have if v not in VARIANT_LABELS)
-        return [(variant_label(v, have[v].model), v) for v in ordered]
+        return [(variant_label(v, self.card(task, v).cfg), v) for v in ordered]
+
+    def card(self, task: str, variant: str | None) -> Card | None:
+        """What the page needs to know of a model, without loading it; ``None`` for a model not here."""
+        have = self.models.get(task, {})
+        if variant not in have:
+            return None
+        return have.card(variant) if isinstance(have, LazyModels) else Card.of(have[variant])
+
+    def load_all(self, only: list[tuple[str, str | None]] | None = None,
+                 report: Callable[[str], None] | None = None) -> int:
+        """Load models' weights now (a lazy registry's, in the background once the page answers).
+
+        A model that fails is reported (``report``) and skipped: a request for it says why.
+
+        Args:
+            only: These ``(task, variant)`` (those not here are skipped); ``None``: every model.
+            report: Where to say what failed.
+
+        Returns:
+            How many models are loaded of those asked for.
+        """
+        every = [(task, variant) for task in self.models for variant in self.models[task]]
+        count = 0
+        for task, variant in every if only is None else [key for key in only if key in every]:
+            try:
+                self.models[task][variant]
+                count += 1
+            except ModelLoadError as err:
+                if report:
+                    report(f"model {task}/{variant} could not be loaded: {err}")
+        return count
 
     def default_variant(self, task: str) -> str | None:
         """The variant selected at start: Luong-general when present (else the first)."""
@@ -314,10 +495,10 @@ class ModelRegistry:
 
     def transformer_shape(self, task: str, variant: str | None) -> tuple[int, int] | None:
         """``(layers, heads)`` of a loaded Transformer variant; ``None`` for an RNN or a variant not loaded."""
-        translator = self.models.get(task, {}).get(variant or "")
-        if translator is None or not isinstance(translator.model, Transformer):
+        card = self.card(task, variant)
+        if card is None or card.cfg.decoder != TRANSFORMER:
             return None
-        return translator.model.cfg.num_layers, translator.model.cfg.heads
+        return card.cfg.num_layers, card.cfg.heads
 
     def get(self, task: str, variant: str) -> Translator:
         """The translator of one variant, on the device this call should use.

@@ -8,7 +8,6 @@ come from the model chosen in it.
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ import plotly.graph_objects as go
 from attention_core import names
 from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
+from attention_core.hub import ModelLoadError
 from attention_core.scores import SCORES
 from demo.errors import refuse
 from demo.handlers import (
@@ -200,8 +200,8 @@ def attends(registry: ModelRegistry, task: str, variant: str | None) -> bool:
     >>> attends(ModelRegistry({"translation": {}}, "test"), "translation", "none")  # not a model here: unknown
     True
     """
-    translator = registry.models.get(task, {}).get(variant or "")
-    return translator is None or bool(translator.model.has_attention)
+    card = registry.card(task, variant)
+    return card is None or card.has_attention
 
 
 def applies(registry: ModelRegistry, task: str, variant: str | None) -> dict[str, bool]:
@@ -213,18 +213,18 @@ def applies(registry: ModelRegistry, task: str, variant: str | None) -> dict[str
     >>> applies(ModelRegistry({"translation": {}}, "test"), "translation", "none")
     {'window': True, 'hard': True, 'names': True}
     """
-    translator = registry.models.get(task, {}).get(variant or "")
+    card = registry.card(task, variant)
     on = attends(registry, task, variant)
-    return {"window": on, "hard": on, "names": translator is None or translator.reads_names}
+    return {"window": on, "hard": on, "names": card is None or card.reads_names}
 
 
 def window_info(registry: ModelRegistry, task: str, variant: str | None) -> str:
     """What the window does for one model, under its drop-down (the Transformer's is not the RNNs')."""
-    translator = registry.models.get(task, {}).get(variant or "")
-    if translator is None:
+    card = registry.card(task, variant)
+    if card is None:
         return WINDOW_INFO["rnn"]
-    cfg = translator.model.cfg
-    if not translator.model.has_attention:
+    cfg = card.cfg
+    if not card.has_attention:
         return WINDOW_INFO["none"]
     if registry.transformer_shape(task, variant):
         return WINDOW_INFO["transformer"]
@@ -295,7 +295,8 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
                      "k best partial outputs and returns the complete one with the best log p ÷ length "
                      "(length normalisation: without it short outputs would win, so beam can show a lower "
                      "log p than greedy)."))
-    if task == "translation" or (task == OWN and any(t.reads_names for t in registry.models[OWN].values())):
+    if task == "translation" or (task == OWN and any(registry.card(OWN, name).reads_names
+                                                     for name in registry.models[OWN])):
         c["names"] = gr.Checkbox(value=Settings.names,
                                  label="names, numbers & rare words 人名·数字·生词 "
                                        "(张伟 → Zhang Wei, 九十九块 → 99 yuan, 花生 → peanut)",
@@ -475,10 +476,10 @@ def tab_words(registry: ModelRegistry, task: str, variant: str | None = None) ->
     """The words of a task tab; for your own models, those of the model ``variant`` (default: the tab's first)."""
     if task != OWN:
         return TAB_WORDS[task]
-    translator = registry.models[OWN][variant or registry.default_variant(OWN)]
-    if translator.task.name in TAB_WORDS:  # a model of a bundled task, trained by you
-        return TAB_WORDS[translator.task.name]
-    source, target = sides(translator)
+    card = registry.card(OWN, variant or registry.default_variant(OWN))
+    if card.task.name in TAB_WORDS:  # a model of a bundled task, trained by you
+        return TAB_WORDS[card.task.name]
+    source, target = sides(card)
     src, tgt = (side.get("language") or "" for side in (source, target))
     return TabWords(f"source 源 {src}".strip(), f"Type a sentence{f' in {src}' if src else ''} 输入一句",
                     "运行 Run", f"output 输出 {tgt}".strip(), is_rtl(source), is_rtl(target))
@@ -492,7 +493,7 @@ def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: lis
     """
     words = tab_words(registry, task)
     if task == OWN:  # read once, at start-up: each model's test sources (or the one it recorded)
-        examples_of = {name: own_examples(translator) for name, translator in registry.models[OWN].items()}
+        examples_of = {name: own_examples(registry.card(OWN, name)) for name in registry.models[OWN]}
         examples = examples_of[registry.default_variant(OWN)]
     with gr.Tab(title, id=task):
         if task == OWN:
@@ -769,8 +770,8 @@ def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, st
     """
     have = [v for _, v in registry.variants(task)]
     if task == OWN:
-        language = sides(registry.models[OWN][have[0]])[0].get("language")
-        same = [v for v in have if sides(registry.models[OWN][v])[0].get("language") == language]
+        language = sides(registry.card(OWN, have[0]))[0].get("language")
+        same = [v for v in have if sides(registry.card(OWN, v))[0].get("language") == language]
         return have[0], same[-1]
     first = "none" if "none" in have else (have[0] if have else None)
     second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
@@ -780,13 +781,13 @@ def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, st
 def compare_example(registry: ModelRegistry, task: str) -> str:
     """The Compare tab's input for a task (your models: the first example of the first one, if any)."""
     if task == OWN:
-        return next(iter(own_examples(registry.models[OWN][registry.default_variant(OWN)])), "")
+        return next(iter(own_examples(registry.card(OWN, registry.default_variant(OWN)))), "")
     return COMPARE_EXAMPLE if task == "translation" else COUPLET_EXAMPLES[-1]
 
 
 def compare_rtl(registry: ModelRegistry, task: str) -> bool:
     """Whether Compare's input box runs right to left for a task (the first of your models decides)."""
-    return task == OWN and is_rtl(sides(registry.models[OWN][registry.default_variant(OWN)])[0])
+    return task == OWN and is_rtl(sides(registry.card(OWN, registry.default_variant(OWN)))[0])
 
 
 def build_compare_tab(registry: ModelRegistry) -> CompareTab:
@@ -1143,9 +1144,7 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
 
 
 def build_app(registry: ModelRegistry) -> gr.Blocks:
-    """The whole app (not launched)."""
-    if any(t.reads_names for models in registry.models.values() for t in models.values()):
-        threading.Thread(target=names.dictionary, daemon=True).start()  # the names switch's first request: no wait
+    """The whole app (not launched); its models are read on first use, or by [`preload`][demo.ui.preload]."""
     transformer = any(registry.transformer_shape(t, v) for t in registry.tasks() for _, v in registry.variants(t))
     with gr.Blocks(title="Attention Lab 注意力实验室") as app:
         gr.Markdown(
@@ -1173,13 +1172,37 @@ def build_app(registry: ModelRegistry) -> gr.Blocks:
     return app
 
 
+def preload(registry: ModelRegistry, report: Callable[[str], None] = print) -> int:
+    """Once the page answers: what the first requests need, then every other model, one after the other.
+
+    The names dictionary (the names switch is on by default), each tab's default model, a first run of each
+    through the path a click takes ([`warm`][demo.ui.warm]), then the rest of the models: a visitor who asks for
+    one before it is loaded waits for that one only.
+
+    Args:
+        registry: The app's models (a lazy registry: weights not loaded yet).
+        report: Where to say what could not be loaded.
+
+    Returns:
+        How many models are loaded.
+    """
+    if any(registry.card(task, variant).reads_names for task in registry.tasks() for variant in registry.models[task]):
+        names.dictionary()
+    registry.load_all([(task, registry.default_variant(task)) for task in registry.tasks()], report)
+    try:
+        warm(registry)
+    except ModelLoadError as err:  # a broken default model: said by load_all already
+        report(f"warming up failed: {err}")
+    return registry.load_all(report=report)
+
+
 def warm(registry: ModelRegistry) -> None:
     """Run each task once before serving, through the same path a click takes (decode, figures, JSON).
 
     The first request otherwise pays for plotly's validators and Gradio's plot serialisation.
     """
     plot = gr.Plot()
-    own = registry.models.get(OWN, {}).get(registry.default_variant(OWN) or "")
+    own = registry.card(OWN, registry.default_variant(OWN))
     data = own.meta.get("data") if own is not None else None
     own_example = data.get("example") if isinstance(data, dict) else None
     for task, example in (("translation", TRANSLATION_EXAMPLES[1]), ("couplet", COUPLET_EXAMPLES[1]),

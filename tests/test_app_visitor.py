@@ -5,6 +5,7 @@ browser tests run the real app on the bundled models (Debian Chromium; skipped w
 """
 
 import re
+import threading
 from contextlib import contextmanager
 
 import gradio as gr
@@ -13,11 +14,22 @@ import torch
 from app_fixtures import launch_app, open_details, small_registry
 from corpus import SCREENSHOTS, chromium
 
+from app import STAGES
 from attention_core.names import Carried, Prepared, restore
 from attention_core.pipeline import Output
 from attention_core.rare import RareWord
-from demo.handlers import SPREAD_FILL, Settings, attention_view, axis, run, sentence_state, spread, typed_axes
-from demo.models import BUNDLED
+from demo.handlers import (
+    SPREAD_FILL,
+    Settings,
+    attention_view,
+    axis,
+    model_summary,
+    run,
+    sentence_state,
+    spread,
+    typed_axes,
+)
+from demo.models import BUNDLED, OWN, LazyModels, ModelRegistry
 from demo.plots import alignment_figure
 from demo.ui import MODEL_OWN, applies, build_app, reset_for_new_model, window_info
 
@@ -308,3 +320,84 @@ def test_browser_no_text_runs_into_another_in_the_transformer_maps(app_url, widt
             for plot in ("translation-heatmap", "translation-encoder", "translation-steps"):
                 assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
         page.screenshot(path=str(SCREENSHOTS / f"app-transformer-{width}.png"), full_page=True)
+
+
+# a fast first start: the page before the weights ---------------------------------------------------------------
+
+
+def _zoo(folder):
+    """The small models saved as a zoo (``<task>/<variant>/``), with a small Transformer among them."""
+    from attention_core.hub import save_pretrained
+
+    registry = _registry_with_a_transformer()
+    for task in registry.models:
+        for variant, translator in registry.models[task].items():
+            save_pretrained(translator, folder / task / variant)
+    return folder
+
+
+def test_a_lazy_registry_reads_configs_now_and_weights_on_first_use(tmp_path):
+    zoo = _zoo(tmp_path / "zoo")
+    eager, lazy = ModelRegistry.load(zoo), ModelRegistry.load(zoo, lazy=True)
+    models = lazy.models["translation"]
+    assert isinstance(models, LazyModels) and not any(models.is_loaded(v) for v in models)
+    for task in eager.tasks():  # the page's words come from the configs alone, the same as from the models
+        assert lazy.variants(task) == eager.variants(task)
+        for _, variant in eager.variants(task):
+            assert lazy.transformer_shape(task, variant) == eager.transformer_shape(task, variant)
+            assert applies(lazy, task, variant) == applies(eager, task, variant)
+            assert window_info(lazy, task, variant) == window_info(eager, task, variant)
+    app = build_app(lazy)  # the whole page, and still nothing loaded
+    assert app is not None and not any(models.is_loaded(v) for v in models)
+    result = run(lazy, "translation", "我喜欢自然语言处理", Settings("luong-dot"))  # a request loads its model
+    assert models.is_loaded("luong-dot") and not models.is_loaded("bahdanau")
+    assert result.text == run(eager, "translation", "我喜欢自然语言处理", Settings("luong-dot")).text
+    assert lazy.load_all() == sum(len(m) for m in lazy.models.values())
+
+
+def test_a_model_whose_weights_break_after_the_start_is_a_message(tmp_path):
+    from attention_core.hub import WEIGHTS, ModelLoadError
+
+    zoo = _zoo(tmp_path / "zoo")
+    registry = ModelRegistry.load(zoo, lazy=True)
+    (zoo / "translation" / "bahdanau" / WEIGHTS).write_bytes(b"not a safetensors file")
+    with pytest.raises(gr.Error, match="could not be loaded"):
+        run(registry, "translation", "我喜欢自然语言处理", Settings("bahdanau"))
+    said = []
+    assert registry.load_all(report=said.append) == sum(len(m) for m in registry.models.values()) - 1
+    assert len(said) == 1 and "translation/bahdanau" in said[0]
+    (zoo / "couplet" / "none" / "config.json").write_text("{}")  # a broken config still stops the start
+    with pytest.raises(ModelLoadError):
+        ModelRegistry.load(zoo, lazy=True)
+
+
+def test_models_of_your_own_join_the_zoo_without_loading(model_dir, tmp_path):
+    registry = ModelRegistry.start(model_dir, lazy=True)  # one model of your own, and the bundled zoo
+    own = registry.models[OWN]
+    assert list(own) == [model_dir.name] and not own.is_loaded(model_dir.name)
+    assert model_dir.name in model_summary(registry, model_dir.name)
+    assert not any(registry.models["translation"].is_loaded(v) for v in registry.models["translation"])
+
+
+def test_the_start_says_each_stage_and_the_page_answers_before_the_weights_load():
+    """``python app.py`` prints a line per stage; its page answered (``launch_app``) before every weight was in."""
+    proc, url = launch_app()
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in proc.stdout:
+            lines.append(line.rstrip())
+            if "docs: " in line:  # the last stage
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=180)
+    proc.terminate()
+    proc.wait(timeout=30)
+    stages = [found[1] for line in lines if (found := re.match(r"^\[\s*[\d.]+ s\] (\w+)", line))]
+    assert [stage for stage in stages if stage in STAGES] == list(STAGES[:3]) + ["ready", "weights", "weights",
+                                                                                 "docs"], lines
+    ready = next(line for line in lines if "ready:" in line)
+    assert url.rstrip("/") in ready and "/docs" in ready
+    assert any(re.search(r"weights: 18 of 18 models loaded in [\d.]+ s", line) for line in lines), lines
