@@ -16,6 +16,7 @@ Usage::
 
     python benchmarks/app_start.py                    # one start in a fresh clone
     python benchmarks/app_start.py --runs 3 --here    # three starts of this checkout (its docs site, if built)
+    python benchmarks/app_start.py --commit 24b3af6   # an older commit, to compare (its log may lack the stages)
     python benchmarks/app_start.py --out /tmp/app_start.json
 
 Prints a Markdown table; ``--out`` also writes the JSON (and the table beside it, ``.md``).
@@ -50,10 +51,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def fresh_clone(into: Path) -> Path:
-    """A ``git clone`` of this checkout's ``HEAD`` (models included; hard links, so it is quick)."""
+def fresh_clone(into: Path, commit: str = "HEAD") -> Path:
+    """A ``git clone`` of this checkout at ``commit`` (models included; hard links, so it is quick)."""
     folder = into / "attention-lab"
-    subprocess.run(["git", "clone", "--quiet", "--local", str(ROOT), str(folder)], check=True)
+    subprocess.run(["git", "clone", "--quiet", "--local", "--no-checkout", str(ROOT), str(folder)], check=True)
+    rev = subprocess.run(["git", "rev-parse", commit], cwd=ROOT, capture_output=True, text=True, check=True)
+    subprocess.run(["git", "checkout", "--quiet", rev.stdout.strip()], cwd=folder, check=True)
     return folder
 
 
@@ -130,18 +133,19 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=1, help="starts to measure (default %(default)s)")
     p.add_argument("--here", action="store_true", help="start this checkout instead of a fresh clone of HEAD")
+    p.add_argument("--commit", default="HEAD", help="clone this commit (an older one to compare; default HEAD)")
     p.add_argument("--out", type=Path, help="also write the JSON here (and the table beside it, .md)")
     args = p.parse_args(argv)
     load_before = os.getloadavg()
     runs = []
     with tempfile.TemporaryDirectory(prefix="attention-lab-start-") as tmp:
         for _ in range(args.runs):
-            folder = ROOT if args.here else fresh_clone(Path(tmp) / f"run{len(runs)}")
+            folder = ROOT if args.here else fresh_clone(Path(tmp) / f"run{len(runs)}", args.commit)
             runs.append(one_start(folder))
-    where = "this checkout" if args.here else "a fresh clone of HEAD"
+    where = "this checkout" if args.here else f"a fresh clone of {args.commit}"
     report = {
         "where": where,
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+        "commit": subprocess.run(["git", "rev-parse", "--short", args.commit], cwd=ROOT, capture_output=True,
                                  text=True).stdout.strip(),
         "cores": os.cpu_count(), "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "python": platform.python_version(), "runs": runs,
