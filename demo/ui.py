@@ -485,190 +485,322 @@ def tab_words(registry: ModelRegistry, task: str, variant: str | None = None) ->
                     "运行 Run", f"output 输出 {tgt}".strip(), is_rtl(source), is_rtl(target))
 
 
+@dataclass
+class TaskParts:
+    """The components of a task tab, as its layout pieces build them, for the ``_wire_*`` pieces to connect.
+
+    Attributes:
+        text: The input box.
+        button: The run button.
+        examples: The example inputs (a click runs one).
+        output: The output box.
+        brief: The one-line summary under the output.
+        details: The folded box of the details.
+        info: The details (settings, what the model read, the beam, names, notes).
+        controls: The decoding controls by name.
+        sentence: A paragraph's sentence selector.
+        pieces: The subword-pieces switch.
+        shown: What the heatmap shows (attention or gradient).
+        selectors: The group of a Transformer's layer and head selectors.
+        layer: The layer selector.
+        head: The head selector.
+        heatmap: The alignment.
+        step: The decoding step slider.
+        bars: One step's weights.
+        self_maps: The row of a Transformer's self-attention maps.
+        encoder: The encoder's self-attention.
+        decoder: The decoder's self-attention.
+        state: The last run (tokens, weights, maps), for re-plotting without decoding.
+        gold: The gold-alignment panel's components (the translation tab's), else empty.
+        model: The summary of the model of your own chosen (that tab only).
+    """
+
+    text: gr.Textbox
+    button: gr.Button
+    examples: gr.Dataset
+    output: gr.Textbox
+    brief: gr.Markdown
+    details: gr.Accordion
+    info: gr.Markdown
+    controls: dict
+    sentence: gr.Dropdown
+    pieces: gr.Checkbox
+    shown: gr.Radio
+    selectors: gr.Group
+    layer: gr.Radio
+    head: gr.Radio
+    heatmap: gr.Plot
+    step: gr.Slider
+    bars: gr.Plot
+    self_maps: gr.Row
+    encoder: gr.Plot
+    decoder: gr.Plot
+    state: gr.State
+    gold: dict = field(default_factory=dict)
+    model: gr.Markdown | None = None
+
+    @property
+    def inputs(self) -> list:
+        """A run's inputs: the text, the controls, then the pieces switch, layer and head (the API's order)."""
+        return [self.text, *self.controls.values(), self.pieces, self.layer, self.head]
+
+    @property
+    def outputs(self) -> list:
+        """What a run updates, the one-line summary last (the API's outputs keep their order)."""
+        return [self.output, self.info, self.heatmap, self.bars, self.state, self.step, self.sentence, self.layer,
+                self.head, self.selectors, self.encoder, self.decoder, self.self_maps, self.brief]
+
+    @property
+    def viewing(self) -> list:
+        """What a re-plot reads: ``[state, step, pieces, layer, head, shown]``."""
+        return [self.state, self.step, self.pieces, self.layer, self.head, self.shown]
+
+    @property
+    def drawn(self) -> list:
+        """What a re-plot updates: the state (gradients kept), the figures and the details."""
+        return [self.state, self.heatmap, self.bars, self.encoder, self.decoder, self.info]
+
+
+def _own_header(registry: ModelRegistry, task: str) -> gr.Markdown:
+    """The tab of your own models' words on top, and the summary of the model chosen."""
+    gr.Markdown("Models you trained yourself (`attention-lab train --task parallel …`), opened with "
+                "`python app.py --models DIR` or `--hub-repo ID`: the same heatmap, step view and controls "
+                "as the bundled tabs, read from each model's saved task. 你自己训练的模型。 · "
+                + docs_link("guide/own-data"))
+    return gr.Markdown(model_summary(registry, registry.default_variant(OWN)), elem_id=f"{task}-model")
+
+
+def _input_and_output(task: str, words: TabWords, examples: list[str]) -> dict:
+    """The input box, its button and examples, the output box, its summary line and the folded details."""
+    text = gr.Textbox(label=words.input, placeholder=words.placeholder, lines=1, max_lines=8, info=SUBMIT,
+                      rtl=words.input_rtl, elem_id=f"{task}-input")
+    button = gr.Button(words.button, variant="primary", elem_id=f"{task}-run")
+    chosen = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[[e] for e in examples],
+                        label="examples 示例 (click to run 点击即运行)", elem_id=f"{task}-examples")
+    output = gr.Textbox(label=words.output, interactive=False, rtl=words.output_rtl, elem_id=f"{task}-output")
+    brief, details, info = details_box(task)
+    return dict(text=text, button=button, examples=chosen, output=output, brief=brief, details=details, info=info)
+
+
+def _view_switches(registry: ModelRegistry, task: str) -> dict:
+    """What the figures show: a paragraph's sentence, pieces or words, attention or gradient, a layer and head."""
+    with gr.Row(visible=task != "couplet"):
+        sentence = gr.Dropdown([], value=None, label="sentence 句子 (a paragraph is translated sentence by "
+                               "sentence)", interactive=True, elem_id=f"{task}-sentence")
+        pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
+                             "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
+    with gr.Row():
+        shown = gr.Radio(SHOWN_CHOICES, value=ATTENTION, label="the heatmap shows 热力图显示", scale=2,
+                         elem_id=f"{task}-shown")
+        gr.Markdown(_doc("results", "Attention: where the decoder looked; the bars under it are each "
+                         "source token's coverage (total attention received; red ⚠ = a word possibly left "
+                         "untranslated). Gradient: how much each output token's log p depends on each source "
+                         "token (input × gradient, computed when asked), with Kendall τ per row: does attention "
+                         "rank the source as the gradient does?"))
+    with gr.Group(visible=False, elem_id=f"{task}-transformer-view") as selectors:  # shown for a Transformer
+        with gr.Row():
+            layer, head = _view_selectors(registry, task, task)
+        gr.Markdown(_doc("theory/transformer", TRANSFORMER_HINT))
+    return dict(sentence=sentence, pieces=pieces, shown=shown, selectors=selectors, layer=layer, head=head)
+
+
+def _figures(task: str) -> dict:
+    """The heatmap, the step slider and its bars, and a Transformer's two self-attention maps (hidden till one runs).
+
+    No label badge over the plots: each figure carries its own title. Each starts with a placeholder figure, so
+    plotly.js loads with the page, not after the first click.
+    """
+    heatmap = gr.Plot(placeholder("heatmap"), label="alignment heatmap 对齐热力图", show_label=False,
+                      elem_id=f"{task}-heatmap")
+    step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
+    bars = gr.Plot(placeholder("steps"), label="one step 单步", show_label=False, elem_id=f"{task}-steps")
+    with gr.Row(visible=False) as self_maps:  # a Transformer's self-attention, at the same layer and head
+        # side by side on a wide screen, one under the other below two HALF_MIN widths (no cramped labels)
+        encoder = gr.Plot(label="encoder self-attention 编码器自注意力", show_label=False,
+                          elem_id=f"{task}-encoder", min_width=HALF_MIN)
+        decoder = gr.Plot(label="decoder self-attention 解码器自注意力", show_label=False,
+                          elem_id=f"{task}-decoder", min_width=HALF_MIN)
+    return dict(heatmap=heatmap, step=step, bars=bars, self_maps=self_maps, encoder=encoder, decoder=decoder)
+
+
+def _shown(view: View) -> tuple:
+    """A view's figures and details, for ``TaskParts.drawn`` after the state; self-attention only for a Transformer."""
+    transformer = view.view is not None
+    return (view.heatmap, view.bars, view.encoder if transformer else gr.skip(),
+            view.decoder if transformer else gr.skip(), view.info or gr.skip())
+
+
+def _redrawer(registry: ModelRegistry) -> Callable:
+    """Re-plot from the state when the step, pieces, layer, head or attention/gradient switch changes.
+
+    No decoding; the gradients of a sentence are computed the first time they are shown, then kept.
+    """
+    @gpu
+    def redraw(state_value: dict, step_value: int, pieces_value: bool, layer_value: object, head_value: object,
+               shown_value: str) -> tuple:
+        if shown_value == GRADIENT:
+            state_value = with_gradient(registry, state_value)
+        return (state_value, *_shown(attention_view(state_value, step_value, bool(pieces_value), layer_value,
+                                                    head_value, shown_value)))
+
+    return redraw
+
+
+def _wire_runs(registry: ModelRegistry, task: str, parts: TaskParts) -> tuple[Callable, Callable]:
+    """A run from the button, Enter, an example or a changed control; after an error, nothing stale stays.
+
+    Returns:
+        ``(handler, follow)``: the run, and what re-draws a gradient view after one.
+    """
+    names = list(parts.controls)
+    redraw = _redrawer(registry)
+
+    @gpu
+    def handler(text_value: str, *values: object) -> tuple:
+        *values, pieces_value, layer_value, head_value = values  # the pieces switch, then layer and head, last
+        result: Result = run(registry, task, text_value, _settings(names, tuple(values)), bool(pieces_value),
+                             layer_value, head_value)
+        steps = max(1, len(result.state.get("output", [])))
+        transformer = result.view is not None
+        return (result.text, result.info, result.figure, result.steps, result.state,
+                gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0),
+                *_view_updates(result), result.encoder if transformer else gr.skip(),
+                result.decoder if transformer else gr.skip(), gr.Row(visible=transformer), result.summary)
+
+    def follow(state_value: dict, step_value: int, pieces_value: bool, layer_value: object, head_value: object,
+               shown_value: str) -> tuple:
+        """After a run: the gradient view stays on (computed for the new output); attention is drawn already."""
+        if shown_value != GRADIENT or not state_value:
+            return tuple(gr.skip() for _ in range(6))
+        return redraw(state_value, step_value, pieces_value, layer_value, head_value, shown_value)
+
+    def cleared() -> tuple:
+        """After an error (its message is the toast): no stale output, info, figures or state."""
+        return ("", "", placeholder("heatmap"), placeholder("steps"), {}, gr.update(value=1),
+                gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
+                gr.Row(visible=False), "")
+
+    inputs, outputs = parts.inputs, parts.outputs
+    events = [
+        parts.button.click(handler, inputs, outputs, api_name=task),
+        parts.text.submit(handler, inputs, outputs, api_visibility="private"),
+        parts.examples.click(lambda sample: sample[0], parts.examples, parts.text, api_visibility="private",
+                             queue=False).then(handler, inputs, outputs, api_visibility="private"),
+        *rerun_on_change([parts.controls], handler, parts.state, inputs, outputs),
+    ]
+    for event in events:
+        event.failure(cleared, None, outputs, api_visibility="private", queue=False)
+        event.success(follow, parts.viewing, parts.drawn, api_visibility="private", show_progress="minimal")
+    return handler, follow
+
+
+def _wire_views(registry: ModelRegistry, parts: TaskParts) -> None:
+    """Another sentence, step, pieces/words, layer, head or attention/gradient: re-plotted from the state."""
+    redraw = _redrawer(registry)
+
+    @gpu
+    def pick(state_value: dict, index: int, pieces_value: bool, layer_value: object, head_value: object,
+             shown_value: str) -> tuple:
+        if not (state_value or {}).get("sentences"):
+            return (state_value or {}, *_shown(attention_view(state_value)), gr.skip())
+        new_state = with_sentence(state_value, index)
+        if shown_value == GRADIENT:
+            new_state = with_gradient(registry, new_state)
+        steps = max(1, len(new_state.get("output", [])))
+        return (new_state, *_shown(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value,
+                                                  shown_value)),
+                gr.Slider(1, steps, value=1, step=1))
+
+    parts.sentence.input(pick, [parts.state, parts.sentence, *parts.viewing[2:]], [*parts.drawn, parts.step],
+                         api_visibility="private")
+    for control in (parts.step, parts.pieces):
+        control.change(redraw, parts.viewing, parts.drawn, api_visibility="private", show_progress="hidden")
+    for control in (parts.layer, parts.head):
+        control.input(redraw, parts.viewing, parts.drawn, api_visibility="private", show_progress="hidden")
+    parts.shown.input(redraw, parts.viewing, parts.drawn, api_visibility="private", show_progress="minimal")
+
+
+def _wire_gold(registry: ModelRegistry, task: str, parts: TaskParts) -> tuple[Callable, list]:
+    """The gold panel's button and Enter show a sentence; another model, set or rule shows it again.
+
+    Returns:
+        ``(gold_handler, gold_outputs)``.
+    """
+    gold = parts.gold
+
+    @gpu
+    def gold_handler(variant_value: str, name_value: str, number_value: object, rule_value: str) -> tuple:
+        view = show_gold(registry, task, variant_value, name_value, number_value, rule_value)
+        return view.sentence, view.info, view.figure
+
+    def gold_again(shown_before: str, *values: object) -> tuple:
+        """A control changed after a gold sentence was shown: show it again with the new choice."""
+        if not shown_before:
+            return tuple(gr.skip() for _ in range(3))
+        return gold_handler(*values)
+
+    def gold_cleared() -> tuple:
+        """After a refused choice (its message is the toast): the panel as before a sentence was shown."""
+        return "", gold_info_at_start(), placeholder("gold")
+
+    gold_inputs = [parts.controls["variant"], gold["name"], gold["number"], gold["rule"]]
+    gold_outputs = [gold["sentence"], gold["info"], gold["figure"]]
+    events = [gold["button"].click(gold_handler, gold_inputs, gold_outputs, api_name=f"{task}_gold"),
+              gold["number"].submit(gold_handler, gold_inputs, gold_outputs, api_visibility="private")]
+    for control in (parts.controls["variant"], gold["name"], gold["rule"]):
+        events.append(control.input(gold_again, [gold["sentence"], *gold_inputs], gold_outputs,
+                                    api_visibility="private", trigger_mode="always_last"))
+    for event in events:
+        event.failure(gold_cleared, None, gold_outputs, api_visibility="private", queue=False)
+    return gold_handler, gold_outputs
+
+
+def _follow_own_model(registry: ModelRegistry, parts: TaskParts, examples_of: dict[str, list[str]]) -> None:
+    """Another model of your own: its summary, its language's words and direction, its examples."""
+    def chose(name: str) -> tuple:
+        if name not in examples_of:
+            return tuple(gr.skip() for _ in range(4))
+        now = tab_words(registry, OWN, name)
+        return (model_summary(registry, name),
+                gr.Textbox(label=now.input, placeholder=now.placeholder, rtl=now.input_rtl),
+                gr.Textbox(label=now.output, rtl=now.output_rtl),
+                gr.Dataset(samples=[[e] for e in examples_of[name]]))
+
+    parts.controls["variant"].change(chose, parts.controls["variant"],
+                                     [parts.model, parts.text, parts.output, parts.examples],
+                                     api_visibility="private", queue=False)
+
+
 def build_task_tab(registry: ModelRegistry, task: str, title: str, examples: list[str]) -> TaskTab:
     """One task tab: input, controls, output, heatmap, and the step-through view.
 
     ``task`` is ``translation``, ``couplet`` or ``own``; for your own models, choosing one in the drop-down
-    also changes the boxes' words and direction, the examples and the model's summary.
+    also changes the boxes' words and direction, the examples and the model's summary. The layout comes in
+    pieces (``_input_and_output``, ``_controls``, ``_view_switches``, ``_figures``, the gold
+    panel), then the wiring (``_wire_runs``, ``_wire_views``, ``_wire_gold``, ``_follow_own_model``).
     """
     words = tab_words(registry, task)
+    examples_of: dict[str, list[str]] = {}
     if task == OWN:  # read once, at start-up: each model's test sources (or the one it recorded)
         examples_of = {name: own_examples(registry.card(OWN, name)) for name in registry.models[OWN]}
         examples = examples_of[registry.default_variant(OWN)]
     with gr.Tab(title, id=task):
-        if task == OWN:
-            gr.Markdown("Models you trained yourself (`attention-lab train --task parallel …`), opened with "
-                        "`python app.py --models DIR` or `--hub-repo ID`: the same heatmap, step view and controls "
-                        "as the bundled tabs, read from each model's saved task. 你自己训练的模型。 · "
-                        + docs_link("guide/own-data"))
-            summary = gr.Markdown(model_summary(registry, registry.default_variant(OWN)), elem_id=f"{task}-model")
+        model = _own_header(registry, task) if task == OWN else None
         with gr.Row():
             with gr.Column(scale=3):
-                text = gr.Textbox(label=words.input, placeholder=words.placeholder, lines=1, max_lines=8,
-                                  info=SUBMIT, rtl=words.input_rtl, elem_id=f"{task}-input")
-                button = gr.Button(words.button, variant="primary", elem_id=f"{task}-run")
-                chosen = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[[e] for e in examples],
-                                    label="examples 示例 (click to run 点击即运行)", elem_id=f"{task}-examples")
-                output = gr.Textbox(label=words.output, interactive=False, rtl=words.output_rtl,
-                                    elem_id=f"{task}-output")
-                brief, details, info = details_box(task)
+                boxes = _input_and_output(task, words, examples)
             with gr.Column(scale=2):
                 controls = _controls(registry, task)
-        with gr.Row(visible=task != "couplet"):
-            sentence = gr.Dropdown([], value=None, label="sentence 句子 (a paragraph is translated sentence by "
-                                   "sentence)", interactive=True, elem_id=f"{task}-sentence")
-            pieces = gr.Checkbox(value=False, label="show subword pieces 显示子词 (default: pieces merged "
-                                 "into words, each word's row the mean of its pieces')", elem_id=f"{task}-pieces")
-        with gr.Row():
-            shown = gr.Radio(SHOWN_CHOICES, value=ATTENTION, label="the heatmap shows 热力图显示", scale=2,
-                             elem_id=f"{task}-shown")
-            gr.Markdown(_doc("results", "Attention: where the decoder looked; the bars under it are each "
-                             "source token's coverage (total attention received; red ⚠ = a word possibly left "
-                             "untranslated). Gradient: how much each output token's log p depends on each source "
-                             "token (input × gradient, computed when asked), with Kendall τ per row: does attention "
-                             "rank the source as the gradient does?"))
-        with gr.Group(visible=False, elem_id=f"{task}-transformer-view") as selectors:  # shown for a Transformer
-            with gr.Row():
-                layer, head = _view_selectors(registry, task, task)
-            gr.Markdown(_doc("theory/transformer", TRANSFORMER_HINT))
-        # no label badge over the plots: each figure carries its own title
-        # a placeholder figure: plotly.js loads with the page, not after the first click
-        heatmap = gr.Plot(placeholder("heatmap"), label="alignment heatmap 对齐热力图", show_label=False,
-                          elem_id=f"{task}-heatmap")
-        step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
-        bars = gr.Plot(placeholder("steps"), label="one step 单步", show_label=False, elem_id=f"{task}-steps")
-        with gr.Row(visible=False) as self_maps:  # a Transformer's self-attention, at the same layer and head
-            # side by side on a wide screen, one under the other below two HALF_MIN widths (no cramped labels)
-            encoder = gr.Plot(label="encoder self-attention 编码器自注意力", show_label=False,
-                              elem_id=f"{task}-encoder", min_width=HALF_MIN)
-            decoder = gr.Plot(label="decoder self-attention 解码器自注意力", show_label=False,
-                              elem_id=f"{task}-decoder", min_width=HALF_MIN)
-        state = gr.State({})
-        gold = _gold_panel(task) if task == "translation" else {}
-
-        names = list(controls)
-
-        @gpu
-        def handler(text_value: str, *values: object) -> tuple:
-            # the pieces switch, then layer and head, come last, so the API keeps its argument order
-            *values, pieces_value, layer_value, head_value = values
-            result: Result = run(registry, task, text_value, _settings(names, tuple(values)), bool(pieces_value),
-                                 layer_value, head_value)
-            steps = max(1, len(result.state.get("output", [])))
-            shown = result.view is not None
-            return (result.text, result.info, result.figure, result.steps, result.state,
-                    gr.Slider(1, steps, value=1, step=1), gr.Dropdown(sentence_labels(result.state), value=0),
-                    *_view_updates(result), result.encoder if shown else gr.skip(),
-                    result.decoder if shown else gr.skip(), gr.Row(visible=shown), result.summary)
-
-        def views(view: View) -> tuple:
-            """A view's figures and info; the self-attention plots only for a Transformer."""
-            shown = view.view is not None
-            return (view.heatmap, view.bars, view.encoder if shown else gr.skip(),
-                    view.decoder if shown else gr.skip(), view.info or gr.skip())
-
-        @gpu
-        def redraw(state_value: dict, step_value: int, pieces_value: bool, layer_value: object,
-                   head_value: object, shown_value: str) -> tuple:
-            """Step, pieces, layer, head or the attention/gradient switch changed: re-plot from the state.
-
-            No decoding; the gradients of a sentence are computed the first time they are shown, then kept.
-            """
-            if shown_value == GRADIENT:
-                state_value = with_gradient(registry, state_value)
-            return (state_value, *views(attention_view(state_value, step_value, bool(pieces_value), layer_value,
-                                                       head_value, shown_value)))
-
-        def follow(state_value: dict, step_value: int, pieces_value: bool, layer_value: object, head_value: object,
-                   shown_value: str) -> tuple:
-            """After a run: the gradient view stays on (computed for the new output); attention is drawn already."""
-            if shown_value != GRADIENT or not state_value:
-                return tuple(gr.skip() for _ in range(6))
-            return redraw(state_value, step_value, pieces_value, layer_value, head_value, shown_value)
-
-        @gpu
-        def pick(state_value: dict, index: int, pieces_value: bool, layer_value: object, head_value: object,
-                 shown_value: str) -> tuple:
-            if not (state_value or {}).get("sentences"):
-                return (state_value or {}, *views(attention_view(state_value)), gr.skip())
-            new_state = with_sentence(state_value, index)
-            if shown_value == GRADIENT:
-                new_state = with_gradient(registry, new_state)
-            steps = max(1, len(new_state.get("output", [])))
-            return (new_state, *views(attention_view(new_state, 1, bool(pieces_value), layer_value, head_value,
-                                                     shown_value)),
-                    gr.Slider(1, steps, value=1, step=1))
-
-        def cleared() -> tuple:
-            """After an error (its message is the toast): no stale output, info, figures or state."""
-            return ("", "", placeholder("heatmap"), placeholder("steps"), {}, gr.update(value=1),
-                    gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
-                    gr.Row(visible=False), "")
-
-        inputs = [text, *controls.values(), pieces, layer, head]
-        # the one-line summary last: the API's outputs keep their order
-        outputs = [output, info, heatmap, bars, state, step, sentence, layer, head, selectors, encoder, decoder,
-                   self_maps, brief]
-        events = [
-            button.click(handler, inputs, outputs, api_name=task),
-            text.submit(handler, inputs, outputs, api_visibility="private"),
-            chosen.click(lambda sample: sample[0], chosen, text, api_visibility="private", queue=False).then(
-                handler, inputs, outputs, api_visibility="private"),
-            *rerun_on_change([controls], handler, state, inputs, outputs),
-        ]
-        drawn = [heatmap, bars, encoder, decoder, info]
-        viewing = [state, step, pieces, layer, head, shown]
-        for event in events:
-            event.failure(cleared, None, outputs, api_visibility="private", queue=False)
-            event.success(follow, viewing, [state, *drawn], api_visibility="private", show_progress="minimal")
-        sentence.input(pick, [state, sentence, pieces, layer, head, shown], [state, *drawn, step],
-                       api_visibility="private")
-        for control in (step, pieces):
-            control.change(redraw, viewing, [state, *drawn], api_visibility="private", show_progress="hidden")
-        for control in (layer, head):
-            control.input(redraw, viewing, [state, *drawn], api_visibility="private", show_progress="hidden")
-        shown.input(redraw, viewing, [state, *drawn], api_visibility="private", show_progress="minimal")
-        gold_handler = None
-        if gold:
-            @gpu
-            def gold_handler(variant_value: str, name_value: str, number_value: object, rule_value: str) -> tuple:
-                view = show_gold(registry, task, variant_value, name_value, number_value, rule_value)
-                return view.sentence, view.info, view.figure
-
-            def gold_again(shown_before: str, *values: object) -> tuple:
-                """A control changed after a gold sentence was shown: show it again with the new choice."""
-                if not shown_before:
-                    return tuple(gr.skip() for _ in range(3))
-                return gold_handler(*values)
-
-            gold_inputs = [controls["variant"], gold["name"], gold["number"], gold["rule"]]
-            gold_outputs = [gold["sentence"], gold["info"], gold["figure"]]
-            def gold_cleared() -> tuple:
-                """After a refused choice (its message is the toast): the panel as before a sentence was shown."""
-                return "", gold_info_at_start(), placeholder("gold")
-
-            events = [gold["button"].click(gold_handler, gold_inputs, gold_outputs, api_name=f"{task}_gold"),
-                      gold["number"].submit(gold_handler, gold_inputs, gold_outputs, api_visibility="private")]
-            for control in (controls["variant"], gold["name"], gold["rule"]):
-                events.append(control.input(gold_again, [gold["sentence"], *gold_inputs], gold_outputs,
-                                            api_visibility="private", trigger_mode="always_last"))
-            for event in events:
-                event.failure(gold_cleared, None, gold_outputs, api_visibility="private", queue=False)
+        parts = TaskParts(**boxes, controls=controls, **_view_switches(registry, task), **_figures(task),
+                          state=gr.State({}), gold=_gold_panel(task) if task == "translation" else {}, model=model)
+        handler, follow = _wire_runs(registry, task, parts)
+        _wire_views(registry, parts)
+        gold_handler, gold_outputs = _wire_gold(registry, task, parts) if parts.gold else (None, [])
         if task == OWN:
-            def chose(name: str) -> tuple:
-                """Another model of your own: its summary, its language's words and direction, its examples."""
-                if name not in examples_of:
-                    return tuple(gr.skip() for _ in range(4))
-                now = tab_words(registry, task, name)
-                return (model_summary(registry, name),
-                        gr.Textbox(label=now.input, placeholder=now.placeholder, rtl=now.input_rtl),
-                        gr.Textbox(label=now.output, rtl=now.output_rtl),
-                        gr.Dataset(samples=[[e] for e in examples_of[name]]))
-
-            controls["variant"].change(chose, controls["variant"], [summary, text, output, chosen],
-                                       api_visibility="private", queue=False)
-    return TaskTab(text, controls, outputs, handler, pieces, layer, head, shown, follow, viewing, [state, *drawn],
-                   gold, gold_handler, gold_outputs if gold else [], {task: details})
+            _follow_own_model(registry, parts, examples_of)
+    return TaskTab(parts.text, controls, parts.outputs, handler, parts.pieces, parts.layer, parts.head, parts.shown,
+                   follow, parts.viewing, parts.drawn, parts.gold, gold_handler, gold_outputs,
+                   {task: parts.details})
 
 
 GOLD_TITLE = "Gold alignment 人工对齐 · is attention an alignment?"
