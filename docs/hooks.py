@@ -14,7 +14,8 @@ The site has two editions (mkdocs-static-i18n): Chinese at ``/`` and English at 
 exist once, at ``/figures/``; a figure's ``src`` is rewritten to the figure's URL relative to the page, so
 the same markup (``../figures/x.html`` in a raw ``<iframe>``, which mkdocs does not rewrite) works one
 level deeper on the English pages. The language switch links to the other edition of the same page by a
-relative URL, so the site also works under a prefix (the app serves it at ``/docs``).
+relative URL, so the site also works under a prefix (the app serves it at ``/docs``). The 404 page cannot be
+relative (it answers for a missing path at any depth): its links start at ``site_url``'s path, ``/docs/``.
 """
 
 import html
@@ -22,6 +23,7 @@ import json
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -97,19 +99,48 @@ def on_page_context(context, page, config, nav, **kwargs):
     miss the site when it is served under a prefix; a relative link works at any prefix.
     """
     alternates = getattr(page.file, "alternates", None)
-    # the theme reads ``config.extra.alternate`` as Jinja does: the attribute (which the plugin sets per page),
-    # else the item
-    switch = getattr(config.extra, "alternate", None)
-    if switch is None:
-        switch = config.extra.get("alternate", [])
     if alternates:
-        for alternate in switch:
+        for alternate in _switch(config):
             if alternate.get("lang") in alternates:
                 alternate["link"] = alternates[alternate["lang"]].url
     return context
 
 
+def _switch(config) -> list[dict]:
+    """The language switch's entries, read as the theme reads ``config.extra.alternate``.
+
+    As Jinja does: the attribute (which the i18n plugin sets per page), else the item.
+    """
+    switch = getattr(config.extra, "alternate", None)
+    return config.extra.get("alternate", []) if switch is None else switch
+
+
+NOT_FOUND = "404.html"
+HOMES = {"en": "en/"}
+"""Each edition's home page, from the site root (the default edition's, Chinese, is the root itself)."""
+
+
+def on_template_context(context, template_name, config, **kwargs):
+    """The 404 page's language switch goes to each edition's home page.
+
+    The 404 page is rendered after every page and is no page itself, so it kept the switch of the last page built
+    ([`on_page_context`][hooks.on_page_context] sets it per page): "English" led to ``/en/theory/why/``. Its links
+    are absolute from ``site_url``'s path (``/docs/``): the app serves it for any missing path under ``/docs/``.
+    """
+    if template_name == NOT_FOUND:
+        root = urlsplit(config.site_url or "/").path  # where mkdocs roots the 404 page's links
+        for alternate in _switch(config):
+            alternate["link"] = root + HOMES.get(alternate.get("lang"), "")
+    return context
+
+
+def on_post_template(output, template_name, config, **kwargs):
+    """The 404 page drops the ``hreflang`` links as every page does ([`on_post_page`][hooks.on_post_page])."""
+    return HREFLANG_LINK.sub("", output) if template_name == NOT_FOUND else output
+
+
 HREFLANG_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+CANONICAL_LINK = re.compile(r'\s*<link rel="canonical" href="[^"]*">')
 CONFIG_BASE = re.compile(r'"base": "(?P<base>[./]*)"')
 ENGLISH = "en/"
 """Where the English edition lives in the site (mkdocs-static-i18n, ``docs_structure: suffix``)."""
@@ -128,7 +159,7 @@ def _edition_base(match: re.Match) -> str:
 
 
 def on_post_page(output, page, config, **kwargs):
-    """Two fixes to the page Material writes.
+    """Three fixes to the page Material writes.
 
     * Drop the theme's ``<link rel="alternate" hreflang>`` tags. Material's script fetches ``sitemap.xml``
       relative to each of them to find the same page in the other language; the i18n plugin points them at
@@ -139,8 +170,11 @@ def on_post_page(output, page, config, **kwargs):
       ``search/search_index.json`` relative to ``base`` and resolves every result against it; with one index
       for both editions, an English reader's "local attention" listed Chinese pages. The English pages now
       read ``en/search/search_index.json`` ([`on_post_build`][hooks.on_post_build]) and stay in their edition.
+    * Drop the ``<link rel="canonical">`` that ``site_url`` brings. ``site_url`` is the app's local address (for
+      sitemap.xml and the 404 page); the same site is also served by a Space on its own host, whose pages must not
+      name ``127.0.0.1`` as their true address.
     """
-    output = HREFLANG_LINK.sub("", output)
+    output = CANONICAL_LINK.sub("", HREFLANG_LINK.sub("", output))
     if page.file.dest_uri.startswith(ENGLISH):
         output = CONFIG_BASE.sub(_edition_base, output, count=1)
     return output

@@ -6,6 +6,7 @@ plots loaded, the language switch, Chinese search, and no request leaving the si
 """
 
 import functools
+import gzip
 import http.server
 import json
 import re
@@ -14,6 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from corpus import SCREENSHOTS, chromium
@@ -178,6 +180,40 @@ def test_each_edition_searches_its_own_pages_and_the_api_weighs_less(site):
         html = (site / path).read_text(encoding="utf-8")
         assert f'"base": "{base}"' in html, path
         assert 'hreflang="en">' not in html.split("</head>")[0]  # Material would fetch <link href>/sitemap.xml
+
+
+def _site_url() -> str:
+    return re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M).group(1)
+
+
+def test_sitemap_urls_are_absolute_at_the_apps_docs_address(site):
+    """Without ``site_url`` every ``<loc>`` and alternate read ``None…`` (issue #53); pages name no canonical URL."""
+    url = _site_url()
+    assert urlsplit(url).path == "/docs/", url  # where the app mounts the site (app.py: Mount("/docs", …))
+    text = (site / "sitemap.xml").read_text(encoding="utf-8")
+    assert text == gzip.decompress((site / "sitemap.xml.gz").read_bytes()).decode("utf-8")
+    assert "None" not in text
+    locations = re.findall(r"<loc>([^<]*)</loc>", text) + re.findall(r'xhtml:link [^>]*href="([^"]*)"', text)
+    assert len(locations) > 2 * len(TRANSLATED) and all(loc.startswith(url) for loc in locations), locations[:5]
+    assert f"<loc>{url}en/theory/why/</loc>" in text
+    for page in ("index.html", "theory/why/index.html", "en/theory/why/index.html"):
+        assert 'rel="canonical"' not in (site / page).read_text(encoding="utf-8"), page
+
+
+def test_the_404_page_works_under_the_apps_prefix_and_switches_to_the_home_pages(site):
+    """The app serves 404.html for any missing path under /docs/, at any depth: its assets and links are absolute
+    from /docs/ and exist; its language switch goes to the two home pages (it went to the last page built)."""
+    html = (site / "404.html").read_text(encoding="utf-8")
+    root = urlsplit(_site_url()).path
+    local = [u for u in re.findall(r'(?:href|src)="([^"]*)"', html) if not u.startswith(("http", "#", "data:"))]
+    assert len(local) > 20
+    for u in local:
+        assert u.startswith(root), u
+        path = u.removeprefix(root).split("#")[0]
+        assert (site / path).is_file() or (site / path / "index.html").is_file(), u
+    switch = dict(re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link">', html))
+    assert switch == {root: "zh", root + "en/": "en"}, switch
+    assert 'rel="alternate" href=' not in html and 'rel="canonical"' not in html
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
