@@ -39,6 +39,7 @@ import html
 import json
 import math
 import sys
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -228,6 +229,12 @@ def _entropy_line(out: Output) -> str:
     return f"entropy 熵 {attention_entropy(out.weights):.2f} nats · diagonality 对角度 {diagonality(out.weights):.2f}"
 
 
+def _entropy_lines(weights: Tensor, mean: bool = False) -> str:
+    """Mean row entropy and diagonality of an alignment as two short lines of a panel title."""
+    entropy = "mean entropy 平均熵" if mean else "entropy 熵"
+    return f"{entropy} {attention_entropy(weights):.2f} nats<br>diagonality 对角度 {diagonality(weights):.2f}"
+
+
 def _uniform(out: Output) -> str:
     """The entropy of uniform attention over the output's source, ``log S``, in words."""
     return f"uniform 均匀 = log S = {math.log(max(1, len(out.source_tokens))):.2f} nats"
@@ -238,29 +245,60 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+def _label_px(label: str) -> float:
+    """About how wide (px) a tick label is drawn: 13 px a CJK character, 7 px any other."""
+    return sum(13 if unicodedata.east_asian_width(c) in "WF" else 7 for c in html.unescape(label))
+
+
 def _panel(translator: Translator, out: Output, window: WindowArg = "config") -> go.Figure:
     """One alignment heatmap as the app draws it (words merged, window band and ``p_t``)."""
     return heatmap_figure(sentence_state(out, translator.model, window), None, False, "")
 
 
+COLUMN = 590
+"""The plot's width (px) in the docs' column: about 690 px at a 1400 px window, less the figure's side margins."""
+ROW_GAP = 130
+"""Room (px) between two rows of panels (``side_by_side(columns=…)``): the upper row's source characters and axis
+title, then the lower row's panel titles."""
+
+
 def side_by_side(panels: Sequence[go.Figure], titles: Sequence[str], title: str,
-                 colorbars: str = "last") -> go.Figure:
+                 colorbars: str = "last", columns: int | None = None, top: int | None = None) -> go.Figure:
     """Put figures made by ``demo.plots`` next to each other, keeping their traces, shapes and ticks.
+
+    The docs embed a figure in a column about 690 px wide: a panel's title should be short lines (each under
+    about 35 characters for two panels a row), or neighbouring titles run into each other.
 
     Args:
         panels: Single-plot figures (heatmaps from ``alignment_figure``).
         titles: One title per panel (HTML; escape labels before).
         title: The figure title.
-        colorbars: ``"last"``: one colour bar (panels share the 0–1 scale); ``"each"``: one per panel.
+        colorbars: ``"last"``: one colour bar (panels share the 0–1 scale); ``"each"``: one per panel, its title
+            beside it.
+        columns: Panels a row (default: all in one row); more panels wrap into further rows, each as tall as its
+            tallest panel's rows of cells.
+        top: The top margin (px), for the figure title at the very top and the panel titles under it; it adds to the
+            height, so the panels keep theirs. Default: 130 px, the title centred in it.
 
     Returns:
         The combined figure; source tokens are written under each panel.
     """
     n = len(panels)
-    fig = make_subplots(rows=1, cols=n, subplot_titles=list(titles),
-                        horizontal_spacing=0.14 if colorbars == "each" else 0.09)
+    cols = columns or n
+    rows = math.ceil(n / cols)
+    cells = [(i // cols + 1, i % cols + 1) for i in range(n)]
+    heights = [max(p.layout.height or 400 for p in panels[r * cols:(r + 1) * cols]) - 200 for r in range(rows)]
+    # room between panels for the next panel's row labels ("tomorrow" ran into the panel on its left), or a colour bar
+    labels = [_label_px(label) for i, p in enumerate(panels) if i % cols for label in p.layout.yaxis.ticktext or ()]
+    spacing = 0.2 if colorbars == "each" else max(0.09, (max(labels, default=0) + 20) / COLUMN)
+    plot = sum(heights) + (rows - 1) * ROW_GAP  # px between the top and bottom margins
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(titles),
+                        specs=[[{} if r * cols + c < n else None for c in range(cols)] for r in range(rows)],
+                        row_heights=heights if rows > 1 else None,
+                        vertical_spacing=ROW_GAP / plot if rows > 1 else None,
+                        horizontal_spacing=spacing)
     legend_names: set[str] = set()
-    for i, panel in enumerate(panels, 1):
+    for i, (panel, (row, col)) in enumerate(zip(panels, cells), 1):
         for trace in panel.data:
             if isinstance(trace, go.Heatmap):
                 trace.showscale = colorbars == "each" or i == n
@@ -269,26 +307,30 @@ def side_by_side(panels: Sequence[go.Figure], titles: Sequence[str], title: str,
             elif trace.name in legend_names:
                 trace.showlegend = False
             legend_names.add(trace.name)
-            fig.add_trace(trace, row=1, col=i)
+            fig.add_trace(trace, row=row, col=col)
         for shape in panel.layout.shapes:
-            fig.add_shape(shape, row=1, col=i)
+            fig.add_shape(shape, row=row, col=col)
         keep = ("tickmode", "tickvals", "ticktext", "tickfont", "tickangle", "range", "autorange", "title")
         xaxis, yaxis = panel.layout.xaxis.to_plotly_json(), panel.layout.yaxis.to_plotly_json()
-        fig.update_xaxes(**{k: v for k, v in xaxis.items() if k in keep}, side="bottom", row=1, col=i)
-        fig.update_yaxes(**{k: v for k, v in yaxis.items() if k in keep and (i == 1 or k != "title")}, row=1, col=i)
+        fig.update_xaxes(**{k: v for k, v in xaxis.items() if k in keep}, side="bottom", row=row, col=col)
+        fig.update_yaxes(**{k: v for k, v in yaxis.items() if k in keep and (col == 1 or k != "title")},
+                         row=row, col=col)
     if colorbars == "each":
         for i, trace in enumerate(t for t in fig.data if isinstance(t, go.Heatmap)):
             domain = fig.layout[f"xaxis{i + 1 if i else ''}"].domain
-            trace.colorbar = dict(trace.colorbar.to_plotly_json(), x=domain[1] + 0.01, thickness=10, len=0.9)
+            bar = trace.colorbar.to_plotly_json()
+            # the title stands beside the bar: above it, it ran into the next panel
+            bar["title"] = dict(bar.get("title", {}), side="right")
+            trace.colorbar = dict(bar, x=domain[1] + 0.01, thickness=10, len=0.9)
     fig.update_annotations(font=dict(size=12))
-    height = max(p.layout.height or 400 for p in panels)
+    # at the top of its own room, clear of panel titles of several lines
+    anchored = dict(yref="container", y=1, yanchor="top", pad=dict(t=12)) if top else {}
     fig.update_layout(
         # a long title wraps once, at its first " · ": the pages embed the figure in a narrow column
         title=dict(text=title.replace(" · ", "<br>", 1) if len(title) > 60 and "<br>" not in title else title,
-                   x=0.5, xanchor="center",
-                   font=dict(size=15)),
-        height=height + 40, font=FONT,
-        margin=dict(l=60, r=40, t=130, b=110), showlegend=bool(legend_names - {None}),
+                   x=0.5, xanchor="center", font=dict(size=15), **anchored),
+        height=plot + (top or 130) + 110, font=FONT,
+        margin=dict(l=60, r=40, t=top or 130, b=110), showlegend=bool(legend_names - {None}),
         legend=dict(orientation="h", y=-0.16, yanchor="top", x=0.5, xanchor="center"),
     )
     return fig
@@ -416,15 +458,14 @@ def qkv_figure(translator: Translator, text: str = STEPS_TEXT) -> go.Figure:
     S = int(trace.mask.sum())
     plain = torch.softmax(trace.queries @ trace.values[:S].T, dim=-1)  # (T, S)
     learned = trace.weights[:, :S]
-    titles = []
-    for name, w in (("h<sub>t</sub>ᵀ W<sub>a</sub> h̄<sub>s</sub> (the model 模型)", learned),
-                    ("h<sub>t</sub>ᵀ h̄<sub>s</sub> (W<sub>a</sub> = I 单位矩阵, same 相同 h<sub>t</sub>, "
-                     "h̄<sub>s</sub>)", plain)):
-        titles.append(f"<b>{name}</b><br>mean entropy 平均熵 {attention_entropy(w):.2f} · diagonality 对角度 "
-                      f"{diagonality(w):.2f}")
+    titles = []  # four short lines each: side by side in the docs' column, longer ones ran into each other
+    for name, note, w in (("h<sub>t</sub>ᵀ W<sub>a</sub> h̄<sub>s</sub>", "the model 模型", learned),
+                          ("h<sub>t</sub>ᵀ h̄<sub>s</sub> (W<sub>a</sub> = I 单位矩阵)",
+                           "same 相同 h<sub>t</sub>, h̄<sub>s</sub>", plain)):
+        titles.append(f"<b>{name}</b><br>{note}<br>{_entropy_lines(w, mean=True)}")
     panels = [alignment_figure(trace.source, trace.output, w.tolist()) for w in (learned, plain)]
-    return side_by_side(panels, titles, f"query 查询 h<sub>t</sub> · keys 键 h̄<sub>s</sub> · output 输出: "
-                        f"{_escape(out.text)}")
+    return side_by_side(panels, titles, f"query 查询 h<sub>t</sub> · keys 键 h̄<sub>s</sub><br>output 输出: "
+                        f"{_escape(out.text)}", top=140)
 
 
 def bahdanau_luong_figure(bahdanau: Translator, luong: Translator, text: str = SAME_OUTPUT_TEXT) -> go.Figure:
@@ -434,8 +475,9 @@ def bahdanau_luong_figure(bahdanau: Translator, luong: Translator, text: str = S
                              ("Luong: query 查询 h<sub>t</sub>", luong)):
         out = translator.translate([text])[0]
         panels.append(_panel(translator, out))
-        titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>{_entropy_line(out)}")
-    return side_by_side(panels, titles, f"Bahdanau vs Luong, both with the concat score 同为加性打分 · {_uniform(out)}")
+        titles.append(f"<b>{name}</b><br>{_wrap(_escape(out.text))}<br>{_entropy_lines(out.weights)}")
+    return side_by_side(panels, titles, f"Bahdanau vs Luong, both with the concat score 同为加性打分 · {_uniform(out)}",
+                        top=140)
 
 
 def local_p_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figure:
@@ -517,11 +559,14 @@ def masking_figure(translator: Translator, short: str = SHORT_TEXT, long: str = 
                         line=dict(color="crimson", width=2, dash="dot"), fillcolor="rgba(0,0,0,0)")
     titles = [
         f"<b>short 短句, masked 有掩码</b><br>max weight on ∅ &lt;pad&gt; = {on_pad:g}",
-        f"<b>same scores, no mask 无掩码</b><br>weight on ∅ &lt;pad&gt;, mean per row = {leak:.1%}",
-        f"<b>long 长句</b> (sets the width 决定宽度 S = {S})<br>{_escape(outs[1].text)}",
+        f"<b>same scores, no mask 无掩码</b><br>weight on ∅ &lt;pad&gt;,<br>mean per row = {leak:.1%}",
+        f"<b>long 长句</b> (sets the width 决定宽度 S = {S})<br>{_wrap(_escape(outs[1].text))}",
     ]
-    return side_by_side(panels, titles, f"one padded batch 一个批次: {_escape(short)} + {_escape(long)}<br><sup>short "
-                        f"→ {_escape(outs[0].text)} · ∅ = &lt;pad&gt; (red box 红框)</sup>")
+    # two panels a row: three in the docs' column had their titles run together and their characters turned sideways
+    fig = side_by_side(panels, titles, f"one padded batch 一个批次: {_escape(short)} + {_escape(long)}<br><sup>short "
+                       f"→ {_escape(outs[0].text)} · ∅ = &lt;pad&gt; (red box 红框)</sup>", columns=2, top=130)
+    fig.update_xaxes(tickangle=0)  # upright characters
+    return fig
 
 
 def greedy_beam_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figure:
@@ -531,9 +576,11 @@ def greedy_beam_figure(translator: Translator, text: str = LONG_TEXT) -> go.Figu
         out = translator.translate([text], beam_size=beam)[0]
         panels.append(_panel(translator, out))
         n = len(out.row_labels)
-        titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>log p = {out.score:.2f} · "
-                      f"log p ÷ length = {out.score / max(1, n):.3f} ({n} tokens with &lt;eos&gt;)")
-    return side_by_side(panels, titles, "greedy vs beam search, same model and sentence 同一模型同一句")
+        titles.append(f"<b>{name}</b><br>{_wrap(_escape(out.text))}<br>log p = {out.score:.2f}<br>"
+                      f"÷ {n} tokens with &lt;eos&gt; = {out.score / max(1, n):.3f}")
+    fig = side_by_side(panels, titles, "greedy vs beam search, same model and sentence 同一模型同一句", top=140)
+    fig.update_xaxes(tickangle=0)  # upright characters, as in the soft-vs-hard figure
+    return fig
 
 
 def couplet_rules_figure(translator: Translator, text: str = COUPLET_RULES_TEXT, beam: int = 5) -> go.Figure:
@@ -543,9 +590,9 @@ def couplet_rules_figure(translator: Translator, text: str = COUPLET_RULES_TEXT,
         out = translator.translate([text], beam_size=beam, constrained=constrained,
                                    rules=CoupletRules() if constrained else None)[0]
         panels.append(_panel(translator, out))
-        titles.append(f"<b>{name}</b>: {_escape(out.text)}<br>{len(out.tokens)} characters 字 "
-                      f"(first line 上联 {len(translator.tokenize(text))}) · log p = {out.score:.2f}")
-    return side_by_side(panels, titles, f"first line 上联 {_escape(text)} · beam 束宽 {beam}")
+        titles.append(f"<b>{name}</b><br>{_escape(out.text)}<br>{len(out.tokens)} characters 字 "
+                      f"(first line 上联 {len(translator.tokenize(text))})<br>log p = {out.score:.2f}")
+    return side_by_side(panels, titles, f"first line 上联 {_escape(text)} · beam 束宽 {beam}", top=140)
 
 
 def transformer_figure(translator: Translator, text: str = COUPLET_TEXT, beam: int = 5) -> go.Figure:
