@@ -183,7 +183,7 @@ def on_post_page(output, page, config, **kwargs):
 MATH = re.compile(r"\\\((?P<inline>.+?)\\\)|\\\[(?P<display>.+?)\\\]", re.S)
 r"""A formula as arithmatex leaves it in the search index: ``\(…\)`` inline, ``\[…\]`` displayed."""
 SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "sigma": "σ", "varepsilon": "ε", "epsilon": "ε", "tau": "τ",
+    "alpha": "α", "beta": "β", "kappa": "κ", "gamma": "γ", "sigma": "σ", "varepsilon": "ε", "epsilon": "ε", "tau": "τ",
     "pi": "π", "Delta": "Δ", "lambda": "λ", "cdot": "·", "times": "×", "top": "ᵀ", "sum": "Σ", "le": "≤",
     "leq": "≤", "ge": "≥", "geq": "≥", "in": "∈", "infty": "∞", "to": "→", "mid": "|", "odot": "⊙",
     "cap": "∩", "cup": "∪", "supseteq": "⊇", "approx": "≈", "lVert": "‖", "rVert": "‖", "sqrt": "√",

@@ -635,7 +635,8 @@ def positions_figure(d_model: int, length: int = POSITIONS,
     """
     pe = sinusoidal_positions(length, d_model)  # (N, d)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.16, subplot_titles=[
-        "<b>PE(pos, i)</b>: even i sin, odd i cos<br>偶数维 sin、奇数维 cos",
+        # the page's formula names the dimensions 2i and 2i + 1 (i counts the pairs): the figure says the same
+        "<b>PE(pos, ·)</b>: dimension 2i sin, 2i + 1 cos<br>偶数维 sin、奇数维 cos",
         "<b>PE(q) · PE(p)</b>: depends only on p − q<br>只取决于距离 p − q",
     ])
     fig.add_trace(go.Heatmap(
@@ -649,7 +650,7 @@ def positions_figure(d_model: int, length: int = POSITIONS,
             x=list(range(length)), y=row, mode="lines", name=f"q = {q}", line=dict(width=2, dash=dash),
             hovertemplate=f"PE({q}) · PE(%{{x}}) = %{{y:.1f}}<extra></extra>",
         ), row=1, col=2)
-    fig.update_xaxes(title="dimension i 维度", row=1, col=1)
+    fig.update_xaxes(title="dimension 维度", row=1, col=1)
     fig.update_yaxes(title="position pos 位置", autorange="reversed", row=1, col=1)
     fig.update_xaxes(title="position p 位置", row=1, col=2)
     fig.update_yaxes(ticks="outside", row=1, col=2)  # the panel title names the dot product: no axis title
