@@ -30,8 +30,11 @@ from attention_core import truecase
 from attention_core.allocator import loaded, settings
 from attention_core.batch import Batch
 from attention_core.config import TRANSFORMER, ModelConfig
+from attention_core.corpora import runs_home
 from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
+from attention_core.encoded import FOLDER as ENCODED
+from attention_core.encoded import VocabularySettings, build_vocabs, load_or_encode
 from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
 from attention_core.namecache import cached_known_names
@@ -317,31 +320,6 @@ def evaluate_bleu(translator: Translator, pairs: Sequence[tuple[str, str]], beam
     return bleu([o.text for o in outputs], [t for _, t in pairs], task.bleu_tokenize, lowercase=True)
 
 
-def build_vocabs(
-    task: Task, train_pairs: Sequence[tuple[str, str]], min_freq: int, shared: bool
-) -> tuple[Vocab, Vocab]:
-    """The source and target vocabularies of a training split (with their token counts).
-
-    Args:
-        task: The task (its tokenisers).
-        train_pairs: Training text pairs.
-        min_freq: Minimum count to enter a vocabulary; a subword side (``task.subwords``,
-            ``task.src_subwords``) keeps every piece.
-        shared: One vocabulary for both sides (couplets), counted over both.
-
-    Returns:
-        ``(src_vocab, tgt_vocab)``; the same object twice when ``shared``.
-    """
-    if shared:
-        both = (tok for s, t in train_pairs for tok in (task.tokenize_src(s), task.tokenize_tgt(t)))
-        vocab = Vocab.build(both, min_freq)
-        return vocab, vocab
-    return (
-        Vocab.build((task.tokenize_src(s) for s, _ in train_pairs), 1 if task.src_subwords else min_freq),
-        Vocab.build((task.tokenize_tgt(t) for _, t in train_pairs), 1 if task.subwords else min_freq),
-    )
-
-
 def source_lengths(examples: Sequence[Example]) -> dict[str, int]:
     """Percentiles of the training sources' lengths (tokens), saved with the model.
 
@@ -366,6 +344,7 @@ def fit(
     progress: bool = True,
     command: str | None = None,
     init: Translator | None = None,
+    encoded: str | Path | None = None,
 ) -> dict:
     """Train a model on a task's splits, checkpointing every epoch (and within long epochs).
 
@@ -396,6 +375,9 @@ def fit(
         command: The command line, recorded in the model's metadata.
         init: A trained model to continue (fine-tuning); ``model_options`` may then only repeat
             its settings.
+        encoded: The folder of encoded corpora a bundled task's run reads its pieces, vocabularies and ids from,
+            or encodes them into ([`attention_core.encoded`][attention_core.encoded]); default: ``encoded`` in
+            the runs folder ([`runs_home`][attention_core.corpora.runs_home]).
 
     Returns:
         A summary: best dev BLEU, epochs run, whether training finished, the history.
@@ -418,18 +400,20 @@ def fit(
         if not mine:
             raise TrainError(f"{out} is being trained by another process (pid {owner(out)}): wait for it to finish, "
                              "or choose another --out folder")
-        return _fit(task, splits, out, model_options, train_cfg, resume, dev_, progress, command, init, rank, world)
+        encoded = Path(encoded) if encoded is not None else runs_home() / ENCODED
+        return _fit(task, splits, out, model_options, train_cfg, resume, dev_, progress, command, init, rank, world,
+                    encoded)
 
 
 def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: TrainConfig, resume: bool,
          dev_: torch.device, progress: bool, command: str | None, init: Translator | None, rank: int,
-         world: int) -> dict:
+         world: int, encoded: Path) -> dict:
     """[`fit`][attention_core.training.fit] in a folder this process holds."""
     precision = resolve_precision(train_cfg.precision, dev_)
     ckpt = _read_checkpoint(out, resume, init, dev_)
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
-    data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume)
+    data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume, encoded)
     run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
     fingerprint = _fingerprint(data)
     if ckpt is not None:
@@ -448,6 +432,8 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
     if init is not None and ckpt is None:
         _score_the_start(translator, data.dev, train_cfg, run.state, out, rank, world)
     if rank == 0:
+        if data.encoding is not None:  # the task's encoded corpus: read, written, or this run's own pieces
+            print(json.dumps({"event": "encoded-corpus", **data.encoding}), flush=True)
         _log_start(run, data, dev_, precision, world)
     for epoch in range(run.state["epoch"] + 1, train_cfg.epochs + 1):
         if run.state["finished"]:
@@ -483,6 +469,7 @@ class _Data:
     extra: list[Example]
     dev: Sequence[tuple[str, str]]
     init_history: list[dict]
+    encoding: dict | None = None
 
     @property
     def examples(self) -> list[Example]:
@@ -580,30 +567,42 @@ def _read_checkpoint(out: Path, resume: bool, init: Translator | None, device: t
 
 
 def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,
-                  out: Path, resume: bool) -> _Data:
-    """Subwords and vocabularies (learned, or the continued model's), then the encoded training pairs."""
+                  out: Path, resume: bool, encoded: Path) -> _Data:
+    """Subwords and vocabularies (the task's encoded corpus, learned, or the continued model's), then the ids."""
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
     init_history = _history(init) if init is not None else []
+    encoding = None
     if init is not None:
         task, src_vocab, tgt_vocab = _check_init(init, len(init_history), task, model_options, train_cfg)
-    else:
+    main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
+    if init is None and task.spec is None:  # a bundled task: one encoded corpus, shared by its variants' runs
+        settings = VocabularySettings(train_cfg.subword_vocab, train_cfg.min_freq, train_cfg.max_len,
+                                      bool(model_options.get("share_embeddings")))
+        began = Subwords.load(out / SUBWORDS) if resume and (out / SUBWORDS).is_file() else None
+        corpus, how = load_or_encode(encoded, task, train_pairs, main_size, settings, began)
+        encoding = {"how": how, "key": corpus.key, "own": len(corpus.own), "extra": len(corpus.extra)}
+        if corpus.task.subwords is not None and began is None:
+            atomic_write(out / SUBWORDS, corpus.task.subwords.save)
+        task, src_vocab, tgt_vocab = corpus.task, corpus.src_vocab, corpus.tgt_vocab
+        own, extra = corpus.own, corpus.extra
+    elif init is None:
         if train_cfg.subword_vocab:
             task = task.with_subwords(_subwords(out / SUBWORDS, (task.tokenize_tgt(t) for _, t in train_pairs),
                                                  train_cfg.subword_vocab, resume))
         src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
                                             bool(model_options.get("share_embeddings")))
-    main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
     for side, vocab in (("source", src_vocab), ("target", tgt_vocab)):
         if len(vocab) == len(SPECIALS):
             raise TrainError(f"the {side} vocabulary is empty: no {side} token occurs min_freq={train_cfg.min_freq} "
                              "times in the training split (lower --min-freq)")
-    own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
-    extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
+    if init is not None or task.spec is not None:
+        own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
+        extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
     if not own + extra:
         raise TrainError("no training pairs left after tokenisation and length filtering: every pair has a side "
                          f"longer than max_len={train_cfg.max_len} tokens (raise --max-len)")
-    return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history)
+    return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history, encoding)
 
 
 def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None,

@@ -22,6 +22,7 @@ from attention_core.calibration import calibrate_overproduction
 from attention_core.card import architecture
 from attention_core.corpora import sha256_file
 from attention_core.data import TASKS, Splits, load_splits
+from attention_core.encoded import FOLDER as ENCODED
 from attention_core.evaluation import evaluate
 from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
@@ -455,7 +456,7 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
         print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}),
               flush=True)
         fit(TASKS[task], splits, runs / task / variant, options, train_cfg, resume=True, device=device,
-            progress=progress, command=command)
+            progress=progress, command=command, encoded=runs / ENCODED)
         continued = chosen.continued
         if continued is not None:
             first = load_folder(runs / task / variant)

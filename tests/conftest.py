@@ -45,6 +45,14 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
+@pytest.fixture(autouse=True)
+def _runs_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's runs folder (and encoded corpora) is its own: one test's corpus is never another's to read."""
+    from attention_core.corpora import RUNS_ENV
+
+    monkeypatch.setenv(RUNS_ENV, str(tmp_path_factory.mktemp("runs")))
+
+
 @pytest.fixture
 def model_dir(tmp_path):
     """A tiny untrained Chinese → English model (local-m attention) saved in a folder."""
