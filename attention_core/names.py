@@ -336,6 +336,8 @@ class Prepared:
             words in the model's output, ``{first output word: (words replaced, the English written there)}``, the
             words counted as [`word_spans`][attention_core.subword.word_spans] counts them (so a view of the
             model's rows can label them with the name).
+        inserted: Filled by [`restore`][attention_core.names.restore]: the names placed by attention, which have no
+            row of the model's, ``{the output word they come before: [(the English written, its carrier)]}``.
     """
 
     original: str
@@ -343,6 +345,7 @@ class Prepared:
     carried: list[Carried] = field(default_factory=list)
     placed: list[str] = field(default_factory=list)
     written: dict[int, tuple[int, str]] = field(default_factory=dict)
+    inserted: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
 
     def lines(self, group: str | None = None) -> list[str]:
         """One line per carried name, number or word, for people: what it was written as, and how it reached the output.
@@ -622,7 +625,7 @@ def restore(
     # the source word behind each output word: where its attention peaks (a word's pieces averaged)
     peaks = [int(output.weights[span].mean(dim=0).argmax()) for span in spans] if output.weights.numel() else []
     content = [k for k, w in enumerate(words) if w.strip(".,!?;:\"'")]
-    inserts: dict[int, list[RareWord]] = {}
+    inserts: dict[int, list[Carried]] = {}
     replaced: dict[int, tuple[int, RareWord]] = {}  # first word → (words replaced, the name written there)
     placed = []
     for n, c in enumerate(prepared.carried):
@@ -640,13 +643,15 @@ def restore(
         # the carrier's first source column (counted with the carrier, so a tokeniser that marks spaces keeps them)
         start = len(tokenize_src(prepared.text[: c.offset] + c.carrier)) - len(tokenize_src(c.carrier))
         after = [k for k in content if peaks[k] >= start]
-        inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c.name)
+        inserts.setdefault(after[0] if after else content[-1] + 1, []).append(c)
         placed.append("attention")
-    prepared.placed, prepared.written = placed, {}
+    prepared.placed, prepared.written, prepared.inserted = placed, {}, {}
     out: list[str] = []
     k, capital = 0, False
     while k <= len(spans):
-        out += [_written(name, out) for name in inserts.get(k, [])]
+        if k in inserts:
+            prepared.inserted[k] = [(_written(c.name, out), c.carrier) for c in inserts[k]]
+            out += [english for english, _ in prepared.inserted[k]]
         if k == len(spans):
             break
         if k in replaced:

@@ -62,6 +62,7 @@ from demo.plots import (
     message_figure,
     second_line,
     step_figure,
+    with_rows,
 )
 
 MAX_CHARS = {"translation": 1000, "couplet": 64, OWN: 1000}
@@ -525,21 +526,18 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
     )
 
 
-SPREAD_FILL = "·"
-"""The label of a stand-in's column or row left over when the name typed is shorter (北京 over 波 士 顿: 北 京 ·)."""
-
-
 def spread(parts: Sequence[str], slots: int, joiner: str = "") -> list[str]:
     """``parts`` laid over ``slots`` labels in order: a group a slot, the groups as even as possible.
 
-    A name typed over the columns of its stand-in: 北京南站 over 波 士 顿 is 北京 南 站; a shorter name leaves
-    [`SPREAD_FILL`][demo.handlers.SPREAD_FILL] on the columns left over.
+    A name written over the rows of its stand-in: 9:45 p.m. over two words is 9:45 and p.m.; Zhang Wei over one word
+    is Zhang Wei. Fewer parts than slots: every slot is the whole, numbered (Beijing over the pieces bos ##ton is
+    Beijing 1/2 and Beijing 2/2), so no row is left without a label.
 
-    >>> spread(list("北京南站"), 3), spread(list("北京"), 3), spread(["Zhang", "Wei"], 1, " ")
-    (['北京', '南', '站'], ['北', '京', '·'], ['Zhang Wei'])
+    >>> spread(list("北京南站"), 3), spread(["Zhang", "Wei"], 1, " "), spread(["Beijing"], 2)
+    (['北京', '南', '站'], ['Zhang Wei'], ['Beijing 1/2', 'Beijing 2/2'])
     """
-    if len(parts) <= slots:
-        return [*parts, *[SPREAD_FILL] * (slots - len(parts))]
+    if len(parts) < slots:
+        return [f"{joiner.join(parts)} {k}/{slots}" for k in range(1, slots + 1)]
     size, extra = divmod(len(parts), slots)
     groups, start = [], 0
     for k in range(slots):
@@ -549,48 +547,158 @@ def spread(parts: Sequence[str], slots: int, joiner: str = "") -> list[str]:
     return groups
 
 
-def typed_axes(out: Output, tokenize: Callable[[str], list[str]] | None = None) -> dict[str, tuple[list, list]]:
+def typed_axes(out: Output, tokenize: Callable[[str], list[str]] | None = None) -> dict:
     """The heatmap's axes in the visitor's words: the names, numbers and words the names switch carried, as typed.
 
     The model read a stand-in (汤姆 for 张伟, 波士顿 for 北京) and wrote the stand-in's English (tom, boston); the
     labels show what was typed and what the output says (北 京, Beijing), and each relabelled column or row has a
-    note for the hover text naming the stand-in the model read or wrote.
+    note for the hover text naming the stand-in the model read or wrote. A name typed shorter than its stand-in
+    takes fewer columns: the stand-in's columns are added up under each character typed (北 over 波士, 京 over 顿;
+    ``columns``, drawn by [`drawn`][demo.handlers.drawn]). A name the library placed by attention, where the model
+    left its stand-in out, has no row of the model's: it gets a row of its own, empty and labelled (``inserted``).
 
     Args:
         out: One output of the names switch (``out.names``; without it the axes are the model's tokens).
         tokenize: The model's source tokeniser (finds the stand-in's columns); ``None``: the source stays.
 
     Returns:
-        ``{"source": (labels, notes), "output": (labels, notes), "words": (labels, notes)}``: the columns, the rows
-        per piece and the rows per word (pieces merged); a note is ``""`` where the label is the model's token.
+        ``{"source": (labels, notes), "output": (labels, notes), "words": (labels, notes), "columns": …,
+        "inserted": …}``: the columns as drawn, the rows per piece and the rows per word (pieces merged); a note is
+        ``""`` where the label is the model's token. ``columns``: the drawn column of each of the model's columns
+        (``None`` when they are the same); ``inserted``: per row axis (``output``, ``words``), the rows to draw
+        that the model did not write, ``[(row they come before, label, note)]``.
     """
     source, rows = list(out.source_tokens), list(out.row_labels)
     spans = word_spans(rows)
-    axes = {"source": (source, [""] * len(source)), "output": (rows, [""] * len(rows)),
-            "words": ([word for word, _ in spans], [""] * len(spans))}
+    labels, notes, first = list(source), [""] * len(source), list(range(len(source)))  # first: a column's group
+    axes = {"output": (rows, [""] * len(rows)), "words": ([word for word, _ in spans], [""] * len(spans)),
+            "columns": None, "inserted": {"output": [], "words": []}}
     prepared = out.names
+    for c in prepared.carried if prepared is not None and tokenize is not None else []:
+        carrier = tokenize(c.carrier)
+        start = len(tokenize(prepared.text[: c.offset] + c.carrier)) - len(carrier)
+        if start < 0 or out.source_tokens[start: start + len(carrier)] != carrier:
+            continue  # not where the tokeniser puts it (never expected): the model's tokens stay
+        typed = list(c.name.text)
+        if len(typed) >= len(carrier):
+            for j, label in enumerate(spread(typed, len(carrier)), start):
+                labels[j] = label
+                notes[j] = f"the model read {source[j]}: {c.carrier} stands in for {c.name.text} 替身"
+            continue
+        size, extra = divmod(len(carrier), len(typed))  # fewer characters typed: each takes a few of its columns
+        j = start
+        for k, label in enumerate(typed):
+            group = range(j, j + size + (k < extra))
+            read = "".join(source[i] for i in group)
+            for i in group:
+                first[i], labels[i] = j, label
+                notes[i] = (f"the model read {read}: {c.carrier} stands in for {c.name.text}"
+                            + (f", its {len(group)} columns added 替身" if len(group) > 1 else " 替身"))
+            j = group.stop
+    kept = [j for j in range(len(source)) if first[j] == j]
+    axes["source"] = ([labels[j] for j in kept], [notes[j] for j in kept])
+    if len(kept) < len(source):
+        axes["columns"] = [kept.index(first[j]) for j in range(len(source))]
     if prepared is None:
         return axes
-    if tokenize is not None:
-        for c in prepared.carried:
-            carrier = tokenize(c.carrier)
-            start = len(tokenize(prepared.text[: c.offset] + c.carrier)) - len(carrier)
-            if start < 0 or out.source_tokens[start: start + len(carrier)] != carrier:
-                continue  # not where the tokeniser puts it (never expected): the model's tokens stay
-            for j, label in enumerate(spread(list(c.name.text), len(carrier)), start):
-                axes["source"][1][j] = f"the model read {source[j]}: {c.carrier} stands in for {c.name.text} 替身"
-                axes["source"][0][j] = label
-    for first, (size, english) in prepared.written.items():
-        if first + size > len(spans):
+    for first_word, (size, english) in prepared.written.items():
+        if first_word + size > len(spans):
             continue
-        read = " ".join(word for word, _ in spans[first: first + size])
+        read = " ".join(word for word, _ in spans[first_word: first_word + size])
         note = f"the model wrote {read}: the stand-in for {english} 替身"
-        for k, label in enumerate(spread(english.split(), size, " "), first):
+        for k, label in enumerate(spread(english.split(), size, " "), first_word):
             axes["words"][0][k], axes["words"][1][k] = label, note
-        pieces = [i for _, index in spans[first: first + size] for i in index]
+        pieces = [i for _, index in spans[first_word: first_word + size] for i in index]
         for i, label in zip(pieces, spread(english.split(), len(pieces), " ")):
             axes["output"][0][i], axes["output"][1][i] = label, note
+    for before, names in sorted(prepared.inserted.items()):
+        if before > len(spans):
+            continue
+        piece = spans[before][1][0] if before < len(spans) else len(rows)
+        for english, carrier in names:
+            note = (f"the model left out {carrier}, the stand-in for {english}: the names switch placed the name "
+                    "where the attention points, so this row has no weights 按注意力插入，无权重")
+            axes["inserted"]["words"].append((before, english, note))
+            axes["inserted"]["output"].append((piece, english, note))
     return axes
+
+
+def inserted_rows(sentence: dict, key: str) -> list[tuple[int, str, str]]:
+    """The rows an axis of rows (``output`` or ``words``) draws that the model did not write.
+
+    A name placed by attention ([`typed_axes`][demo.handlers.typed_axes]), as ``(row it comes before, label, note)``.
+    """
+    return list(((sentence.get("typed") or {}).get("inserted") or {}).get(key, []))
+
+
+def column_position(columns: Sequence[int], x: float) -> float:
+    """Where a position on the model's columns (``x``: 0 is the first column's middle) lies on the columns drawn.
+
+    ``columns`` gives each model column's drawn column; columns merged into one share its width evenly, so the
+    window's edges and a local-p centre land where they belong (outside the sentence, one column is one column).
+
+    >>> [column_position([0, 1, 1, 2], x) for x in (-0.5, 0, 1, 1.5, 2, 3, 4)]
+    [-0.5, 0.0, 0.75, 1.0, 1.25, 2.0, 3.0]
+    """
+    n, t = len(columns), x + 0.5
+    if t <= 0 or t >= n:
+        return x if t <= 0 else columns[-1] + (t - n) + 0.5
+
+    def edge(j: int) -> float:  # the drawn position of model column j's left edge
+        group = [i for i, g in enumerate(columns) if g == columns[j]]
+        return columns[j] - 0.5 + (j - group[0]) / len(group)
+
+    j = int(t)
+    right = edge(j + 1) if j + 1 < n else columns[-1] + 0.5
+    return edge(j) + (t - j) * (right - edge(j))
+
+
+def drawn(sentence: dict) -> dict:
+    """The sentence as the figures draw it: a name typed shorter than its stand-in on fewer columns.
+
+    The weights of the stand-in's columns that one character typed covers are added up (rows stay distributions;
+    coverage adds up too), a Transformer's maps with them (an encoder row of merged columns is their mean), the
+    flagged columns follow, and each row's window becomes its edges on the columns drawn (``bands``,
+    ``word_bands``). The same sentence, unchanged, when no columns merge; drawing it twice merges once.
+    """
+    columns = (sentence.get("typed") or {}).get("columns")
+    if not columns:
+        return sentence
+    def merge(values: list | None) -> list | None:
+        return _merge(values, columns, 1, "sum") if values else values
+
+    def bands(centres: list | None) -> list | None:
+        window = sentence.get("window")
+        if centres is None or window is None:
+            return None
+        return [(column_position(columns, c - window - 0.5), column_position(columns, c + window + 0.5))
+                for c in centres]
+
+    out = {**sentence, "typed": {**sentence["typed"], "columns": None}}
+    for key in ("weights", "word_weights"):
+        if sentence.get(key) is not None:
+            out[key] = merge(sentence[key])
+    for key in ("centres", "word_centres"):
+        if sentence.get(key) is not None:
+            out[key] = [column_position(columns, c) for c in sentence[key]]
+    out["bands"], out["word_bands"] = bands(sentence.get("centres")), bands(sentence.get("word_centres"))
+    if sentence.get("coverage") is not None:
+        out["coverage"] = merge([sentence["coverage"]])[0]
+    out["flagged"] = sorted({columns[j] for j in sentence.get("flagged", [])})
+    if sentence.get("maps"):
+        index = torch.tensor(columns)
+        groups = int(index.max()) + 1
+        counts = torch.bincount(index, minlength=groups)
+
+        def add(maps: torch.Tensor, dim: int) -> torch.Tensor:  # the columns (or rows) of one character summed
+            shape = list(maps.shape)
+            shape[dim] = groups
+            return maps.float().new_zeros(shape).index_add_(dim, index, maps.float())
+
+        encoder = add(add(sentence["maps"]["encoder"], -1), -2) / counts.unsqueeze(1).float()  # rows: their mean
+        out["maps"] = {**sentence["maps"], "encoder": encoder.to(torch.float16),
+                       "cross": add(sentence["maps"]["cross"], -1).to(torch.float16)}
+    return out
 
 
 def axis(sentence: dict, key: str) -> tuple[list[str], list[str] | None]:
@@ -617,8 +725,10 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
     """The alignment of one sentence: rows per word (pieces merged) or per subword piece.
 
     A second, smaller title line says when the pieces are merged and which carriers the model read for the names
-    and numbers typed (its axes show what the model read).
+    and numbers typed (its axes show what was typed, [`drawn`][demo.handlers.drawn]); a name placed by attention
+    has a row of its own, empty ([`inserted_rows`][demo.handlers.inserted_rows]).
     """
+    sentence = drawn(sentence)
     merged = not pieces and len(sentence["words"]) != len(sentence["output"])
     rtl = bool(sentence.get("rtl"))
     notes = [line for line in (PIECES_MERGED if merged else "", carried_line(sentence.get("carried", []))) if line]
@@ -629,13 +739,15 @@ def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) ->
         rows, notes = axis(sentence, "output")
         figure = alignment_figure(source, rows, sentence["weights"], sentence["window"], sentence["centres"],
                                   sentence["predicted"], title=title, highlight=row, rtl=rtl, x_notes=source_notes,
-                                  y_notes=notes)
+                                  y_notes=notes, bands=sentence.get("bands"),
+                                  inserted=inserted_rows(sentence, "output"))
     else:
         highlight = None if row is None else sentence["word_of"][row]
         rows, notes = axis(sentence, "words")
         figure = alignment_figure(source, rows, sentence["word_weights"], sentence["window"],
                                   sentence["word_centres"], sentence["predicted"], highlight=highlight, rtl=rtl,
-                                  title=title, x_notes=source_notes, y_notes=notes)
+                                  title=title, x_notes=source_notes, y_notes=notes,
+                                  bands=sentence.get("word_bands"), inserted=inserted_rows(sentence, "words"))
     return figure
 
 
@@ -707,6 +819,7 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
     Returns:
         ``(encoder figure (S × S), decoder figure (T × T, or words × words))``.
     """
+    sentence = drawn(sentence)
     where = view_words(sentence["layers"], sentence["heads"], layer, head)
     source, source_notes = axis(sentence, "source")
     encoder = alignment_figure(source, source, _pick(sentence["maps"]["encoder"], layer, head),
@@ -717,18 +830,18 @@ def self_attention_figures(sentence: dict, layer: int, head: str, pieces: bool,
     output = sentence["output"]
     rows, notes = axis(sentence, "output")
     keys, key_notes = ["<bos>", *rows[:-1]], ["", *(notes or [""] * len(rows))[:-1]]
-    highlight = row
+    highlight, key = row, "output"
     if not pieces and len(sentence["words"]) != len(output):
         word_of = sentence["word_of"]
         columns = [0, *[w + 1 for w in word_of[: len(output) - 1]]]  # <bos>, then each piece's word
         decoder = _merge(_merge(decoder, columns, 1, "sum"), word_of, 0, "mean")
         rows, notes = axis(sentence, "words")
         keys, key_notes = ["<bos>", *rows[: columns[-1]]], ["", *(notes or [""] * len(rows))[: columns[-1]]]
-        highlight = None if row is None else word_of[row]
+        highlight, key = None if row is None else word_of[row], "words"
     figure = alignment_figure(keys, rows, decoder, highlight=highlight,
                               title="decoder self-attention 解码器自注意力", subtitle=where,
                               x_title="key 键 (&lt;bos&gt; + output so far 已生成)", y_title="query 查询 (output 输出)",
-                              x_notes=key_notes, y_notes=notes)
+                              x_notes=key_notes, y_notes=notes, inserted=inserted_rows(sentence, key))
     return encoder, figure
 
 
@@ -798,8 +911,9 @@ def attention_view(state: dict | None, step: int | None = None, pieces: bool = F
         view.heatmap = gradient_figure(state, row, pieces)
         view.info = "  \n".join(line for line in (view.info, gradient_line(state)) if line)
     elif state.get("has_attention") and state.get("coverage"):
-        add_coverage(view.heatmap, axis(state, "source")[0], state["coverage"], state.get("flagged", []),
-                     COVERAGE_THRESHOLD)
+        shown_columns = drawn(state)
+        add_coverage(view.heatmap, axis(state, "source")[0], shown_columns["coverage"],
+                     shown_columns.get("flagged", []), COVERAGE_THRESHOLD)
     return view
 
 
@@ -825,15 +939,19 @@ def gradient_rows(state: dict, pieces: bool) -> tuple[list[str], torch.Tensor, t
 
 def gradient_figure(state: dict, row: int | None, pieces: bool) -> go.Figure:
     """The input × gradient heatmap of the current sentence, with Kendall's τ (attention vs gradient) per row."""
-    labels, gradient, tau = gradient_rows(state, pieces)
-    if row is not None and len(labels) != len(state["output"]):
+    labels, gradient, tau = gradient_rows(state, pieces)  # τ over the model's own columns
+    words = len(labels) != len(state["output"])
+    if row is not None and words:
         row = state["word_of"][row]
+    columns = (state.get("typed") or {}).get("columns")
+    importance = _merge(gradient.tolist(), columns, 1, "sum") if columns else gradient.tolist()
     source, notes = axis(state, "source")
-    figure = alignment_figure(source, labels, gradient.tolist(), highlight=row, value="importance",
-                              rtl=bool(state.get("rtl")), x_notes=notes,
+    inserted = inserted_rows(state, "words" if words else "output")
+    figure = alignment_figure(source, labels, importance, highlight=row, value="importance",
+                              rtl=bool(state.get("rtl")), x_notes=notes, inserted=inserted,
                               title="input × gradient 输入×梯度: |x_s · ∂ log p(y_t) / ∂x_s|, each row sums to 1")
     notes = ["—" if math.isnan(t) else f"{t:+.2f}" for t in tau.tolist()]
-    return add_row_notes(figure, notes, "τ vs attn")
+    return add_row_notes(figure, with_rows(notes, inserted, ""), "τ vs attn")
 
 
 def mean_tau(values: list[float]) -> float:
@@ -913,8 +1031,8 @@ def _attention_view(state: dict | None, step: int | None = None, pieces: bool = 
     info = state.get("info", "")
     if not state.get("has_attention"):
         return View(message_figure(NO_ATTENTION), message_figure("—"), info=info)
-    sentence = {"words": state["output"], "word_weights": state["weights"], "word_centres": state["centres"],
-                **state}
+    sentence = drawn({"words": state["output"], "word_weights": state["weights"], "word_centres": state["centres"],
+                      **state})  # a name typed shorter than its stand-in: on fewer columns
     row = None if step is None else max(0, min(int(step) - 1, len(state["output"]) - 1))
     sentences = state.get("sentences", [])
     where = f"sentence 句 {state.get('sentence', 0) + 1}/{len(sentences)}" if len(sentences) > 1 else ""
@@ -924,8 +1042,8 @@ def _attention_view(state: dict | None, step: int | None = None, pieces: bool = 
         else:
             title = (f"{where} · " if where else "") + f"step 步 {row + 1}"
         heat = heatmap_figure(sentence, row, pieces, title)
-        bars = step_figure(*_bar_axes(state), state["weights"], row or 0, rtl=bool(state.get("rtl")),
-                           notes=axis(state, "source")[1])
+        bars = step_figure(*_bar_axes(sentence), sentence["weights"], row or 0, rtl=bool(state.get("rtl")),
+                           notes=axis(sentence, "source")[1])
         return View(heat, bars, info=info)
     view = parse_view(sentence["layers"], sentence["heads"], layer, head)
     sentence = selected(sentence, *view)

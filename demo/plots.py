@@ -70,6 +70,8 @@ def alignment_figure(
     x_notes: Sequence[str] | None = None,
     y_notes: Sequence[str] | None = None,
     subtitle: str = "",
+    bands: Sequence[tuple[float, float]] | None = None,
+    inserted: Sequence[tuple[int, str, str]] = (),
 ) -> go.Figure:
     """Heatmap of attention weights: source tokens on x, generated tokens on y (or any keys × queries).
 
@@ -90,6 +92,10 @@ def alignment_figure(
         y_notes: A line of hover text per row.
         subtitle: A smaller line under the title; the title and it reserve their own room above the axis title and
             the tick labels, however those turn.
+        bands: Each row's window edges ``(left, right)`` on the x axis, instead of its centre ± ``window`` (columns
+            drawn merged: a name typed shorter than the stand-in the model read).
+        inserted: Rows the model did not write, ``(row they come before, label, note)``: drawn empty, shaded and
+            marked, their note in the hover text (a name placed by attention where the model left its stand-in out).
 
     Returns:
         The figure.
@@ -102,9 +108,19 @@ def alignment_figure(
          for j, w in enumerate(row)]
         for i, row in enumerate(weights)
     ]
+    z = [list(row) for row in weights]
+    if inserted:  # rows of their own, empty; every other row moves down past those before it
+        drawn = [i + sum(at <= i for at, _, _ in inserted) for i in range(len(ys))]
+        hover = with_rows(hover, inserted, lambda label, note: [
+            f"{y_name}: {html.escape(label)} ({html.escape(note)})<br>{value}: none 无"] * len(xs))
+        z = with_rows(z, inserted, lambda label, note: [None] * len(xs))
+        ys = with_rows(ys, inserted, lambda label, note: html.escape(label))
+        centres = None if centres is None else with_rows(list(centres), inserted, None)
+        bands = None if bands is None else with_rows(list(bands), inserted, None)
+        highlight = None if highlight is None or not 0 <= highlight < len(drawn) else drawn[highlight]
     fig = go.Figure(
         go.Heatmap(
-            z=[list(row) for row in weights],
+            z=z,
             x=list(range(len(xs))),
             y=list(range(len(ys))),
             zmin=0.0,
@@ -117,18 +133,26 @@ def alignment_figure(
     )
     banded = window is not None and centres is not None
     if banded:
-        for i, c in enumerate(centres):
-            fig.add_shape(type="rect", x0=c - window - 0.5, x1=c + window + 0.5, y0=i - 0.5, y1=i + 0.5,
-                          line=dict(color="orange", width=1, dash="dot"), fillcolor="rgba(0,0,0,0)")
+        edges = bands or [None if c is None else (c - window - 0.5, c + window + 0.5) for c in centres]
+        for i, edge in enumerate(edges):
+            if edge is not None:
+                fig.add_shape(type="rect", x0=edge[0], x1=edge[1], y0=i - 0.5, y1=i + 0.5,
+                              line=dict(color="orange", width=1, dash="dot"), fillcolor="rgba(0,0,0,0)")
         # shapes have no legend entry: an invisible line in the band's style names it
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"window 窗口 p_t ± {window}",
                                  line=dict(color="orange", width=2, dash="dot"), hoverinfo="skip"))
         if predicted:
+            rows = [i for i, c in enumerate(centres) if c is not None]
             fig.add_trace(go.Scatter(
-                x=list(centres), y=list(range(len(centres))), mode="markers", name="p_t (local-p centre)",
+                x=[centres[i] for i in rows], y=rows, mode="markers", name="p_t (local-p centre)",
                 marker=dict(symbol="x", size=9, color="crimson"),
                 hovertemplate="p_t = %{x:.2f}<extra></extra>",
             ))
+    for k, (at, _, _) in enumerate(sorted(inserted, key=lambda entry: entry[0])):  # shaded, and marked
+        fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=at + k - 0.5, y1=at + k + 0.5,
+                      line=dict(width=0), fillcolor=INSERTED_FILL)  # above the grid that shows through
+        fig.add_annotation(text=INSERTED, x=0.5, xref="paper", y=at + k, yref="y", showarrow=False,
+                           font=dict(size=11, color="dimgray"))
     if highlight is not None and 0 <= highlight < len(ys):
         fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
                       line=dict(color="crimson", width=2))
@@ -143,6 +167,27 @@ def alignment_figure(
         font=FONT,
     )
     return fig
+
+
+INSERTED = "inserted 插入 (hover)"
+"""What an inserted row says across its cells (``inserted`` of [`alignment_figure`][demo.plots.alignment_figure])."""
+INSERTED_FILL = "rgb(232,232,232)"
+
+
+def with_rows(values: Sequence, inserted: Sequence[tuple[int, str, str]], fill: object) -> list:
+    """``values`` (one a row) with a value for each inserted row ``(row it comes before, label, note)``.
+
+    ``fill`` is the value, or a function of the label and note that makes it. Rows inserted before the same row
+    keep their order.
+
+    >>> with_rows(["my", "friend", "lives"], [(2, "Zhang Wei", ""), (0, "Tom", ""), (2, "Li Na", "")],
+    ...           lambda label, note: label)
+    ['Tom', 'my', 'friend', 'Zhang Wei', 'Li Na', 'lives']
+    """
+    out = list(values)
+    for _, (at, label, note) in sorted(enumerate(inserted), key=lambda entry: (entry[1][0], entry[0]), reverse=True):
+        out.insert(at, fill(label, note) if callable(fill) else fill)  # from the last: the places before stay
+    return out
 
 
 TOP = 120

@@ -19,18 +19,20 @@ from attention_core.names import Carried, Prepared, restore
 from attention_core.pipeline import Output
 from attention_core.rare import RareWord
 from demo.handlers import (
-    SPREAD_FILL,
     Settings,
     attention_view,
     axis,
+    drawn,
+    inserted_rows,
     model_summary,
     run,
+    self_attention_figures,
     sentence_state,
     spread,
     typed_axes,
 )
 from demo.models import BUNDLED, OWN, LazyModels, ModelRegistry
-from demo.plots import alignment_figure
+from demo.plots import INSERTED, alignment_figure
 from demo.ui import MODEL_OWN, applies, build_app, reset_for_new_model, window_info
 
 TYPED = "我在北京见张伟。"
@@ -38,10 +40,11 @@ READ = "我在波士顿见汤姆。"
 """A sentence as typed, and as the model reads it with the names switch: 北京 → 波士顿, 张伟 → 汤姆."""
 
 
-def _carried_output(tokens: list[str]) -> Output:
+def _carried_output(tokens: list[str], weights: torch.Tensor | None = None) -> Output:
     """The model's output for ``READ`` (``tokens``), restored by the library: the names written over the stand-ins."""
     source = list(READ)
-    weights = torch.full((len(tokens) + 1, len(source)), 1 / len(source))
+    if weights is None:
+        weights = torch.full((len(tokens) + 1, len(source)), 1 / len(source))
     prepared = Prepared(TYPED, READ, [
         Carried(RareWord("北京", 2, "Beijing", "dictionary", "place"), "波士顿", "Boston", 2),
         Carried(RareWord("张伟", 4, "Zhang Wei", "pinyin"), "汤姆", "Tom", 6),
@@ -50,48 +53,127 @@ def _carried_output(tokens: list[str]) -> Output:
     return restore(out, prepared, list)
 
 
-def test_spread_lays_a_name_over_its_stand_ins_columns():
-    assert spread(list("北京"), 3) == ["北", "京", SPREAD_FILL]
+def _state(out: Output, window: str | int = "config", maps=None) -> dict:
+    """The state of one output, as a run keeps it (a small untrained model: only its settings count here)."""
+    from attention_core.config import ModelConfig
+    from attention_core.seq2seq import build_model
+
+    model = build_model(ModelConfig(src_vocab_size=12, tgt_vocab_size=12, hidden_size=8, emb_size=8)).eval()
+    return sentence_state(out, model, window, maps, tokenize=list)
+
+
+def test_spread_lays_a_name_over_its_stand_ins_rows():
     assert spread(list("北京南站"), 3) == ["北京", "南", "站"]
     assert spread(["Zhang", "Wei"], 1, " ") == ["Zhang Wei"]
     assert spread(["9:45", "p.m."], 2, " ") == ["9:45", "p.m."]
+    assert spread(["Beijing"], 2) == ["Beijing 1/2", "Beijing 2/2"]  # no row left without a label
 
 
 def test_the_library_records_where_it_wrote_each_name():
     out = _carried_output(["i", "see", "tom", "in", "boston", "."])
     assert out.text == "i see Zhang Wei in Beijing ."
-    assert out.names.written == {2: (1, "Zhang Wei"), 4: (1, "Beijing")}
+    assert out.names.written == {2: (1, "Zhang Wei"), 4: (1, "Beijing")} and out.names.inserted == {}
 
 
 def test_the_axes_show_what_was_typed_and_the_notes_the_stand_ins():
     out = _carried_output(["i", "see", "tom", "in", "bos", "##ton", "."])  # boston in two pieces
     axes = typed_axes(out, list)
-    assert axes["source"][0] == ["我", "在", "北", "京", SPREAD_FILL, "见", "张", "伟", "。"]
-    assert "波" in axes["source"][1][2] and "北京" in axes["source"][1][2] and axes["source"][1][0] == ""
+    # 北京 over the three columns of 波士顿: 北 over 波士, 京 over 顿; no column is left over
+    assert axes["source"][0] == list(TYPED)
+    assert axes["columns"] == [0, 1, 2, 2, 3, 4, 5, 6, 7]
+    assert "波士" in axes["source"][1][2] and "北京" in axes["source"][1][2] and "added" in axes["source"][1][2]
+    assert "顿" in axes["source"][1][3] and axes["source"][1][0] == ""
     assert axes["words"][0] == ["i", "see", "Zhang Wei", "in", "Beijing", ".", "<eos>"]
-    assert axes["output"][0] == ["i", "see", "Zhang Wei", "in", "Beijing", SPREAD_FILL, ".", "<eos>"]
+    assert axes["output"][0] == ["i", "see", "Zhang Wei", "in", "Beijing 1/2", "Beijing 2/2", ".", "<eos>"]
     assert "tom" in axes["words"][1][2] and "boston" in axes["words"][1][4]
     # without the names switch (or a tokeniser) the model's tokens stay
     plain = Output(list(READ), [None] * len(READ), ["x"], "x", torch.ones(2, len(READ)) / len(READ), None, 0.0, True)
-    assert typed_axes(plain, list)["source"][0] == list(READ)
+    assert typed_axes(plain, list)["source"][0] == list(READ) and typed_axes(plain, list)["columns"] is None
     assert typed_axes(out)["source"][0] == list(READ)
 
 
-def test_the_heatmap_draws_the_typed_words_and_hovers_the_stand_ins(tmp_path):
-    from attention_core.config import ModelConfig
-    from attention_core.seq2seq import build_model
-
+def test_the_heatmap_draws_the_typed_words_and_hovers_the_stand_ins():
     out = _carried_output(["i", "see", "tom", "in", "boston", "."])
-    model = build_model(ModelConfig(src_vocab_size=12, tgt_vocab_size=12, hidden_size=8, emb_size=8)).eval()
-    state = sentence_state(out, model, "config", tokenize=list)
+    state = _state(out)
     assert state["source"] == list(READ)  # what the model read stays in the state (the gradients feed it back)
     view = attention_view(state, 1)
     ticks = list(view.heatmap.layout.xaxis.ticktext)
-    assert ticks[2:5] == ["北", "京", SPREAD_FILL] and "波" not in "".join(ticks)
+    assert ticks == list(TYPED) and "·" not in ticks  # issue #54: no column without a typed character
     assert "Beijing" in view.heatmap.layout.yaxis.ticktext and "boston" not in view.heatmap.layout.yaxis.ticktext
     hover = view.heatmap.data[0].text[4][2]  # row "Beijing", column 北
-    assert "the model read 波" in hover and "the model wrote boston" in hover
+    assert "the model read 波士" in hover and "the model wrote boston" in hover
     assert axis(state, "source")[0] == list(view.bars.layout.xaxis.ticktext)
+    # the stand-in's columns are added up under the characters typed: rows and coverage keep their totals
+    weights = torch.tensor(state["weights"])
+    z = torch.tensor(view.heatmap.data[0].z)
+    assert z.shape == (weights.size(0), len(TYPED))
+    torch.testing.assert_close(z[:, 2], weights[:, 2] + weights[:, 3], atol=1e-3, rtol=0)
+    torch.testing.assert_close(z.sum(dim=1), weights.sum(dim=1), atol=1e-3, rtol=0)
+    coverage = next(trace for trace in view.heatmap.data if trace.type == "bar").y
+    assert len(coverage) == len(TYPED) and sum(coverage) == pytest.approx(sum(state["coverage"]), abs=1e-3)
+    assert len(view.bars.data[0].y) == len(TYPED)
+
+
+def test_a_window_on_merged_columns_keeps_its_edges():
+    """A local window's band over columns drawn merged still covers the model's p_t ± D (on the columns drawn)."""
+    out = _carried_output(["i", "see", "tom", "in", "boston", "."])
+    state = {**_state(out, 1), "centres": [3.0] * 7, "word_centres": [3.0] * 7}  # D = 1 around 士
+    shown = drawn(state)
+    assert shown["centres"][0] == pytest.approx(2.25)  # 士 is the second half of 北 (over 波士)
+    assert shown["bands"][0] == (pytest.approx(1.5), pytest.approx(3.5))  # the model's 波士顿: 北 and 京 whole
+    assert drawn(shown) is shown  # drawn once
+
+
+def _left_out_name() -> Output:
+    """The model left out 汤姆: the library places Zhang Wei by attention, before the word after the peak."""
+    tokens = ["i", "see", "in", "boston", "."]
+    weights = torch.full((len(tokens) + 1, len(READ)), 0.01)
+    for row, column in enumerate([0, 5, 1, 2, 8, 8]):  # each word's peak: 我 见 在 波 。 。
+        weights[row, column] = 1.0
+    return _carried_output(tokens, weights / weights.sum(dim=1, keepdim=True))
+
+
+def test_a_name_placed_by_attention_has_a_row_of_its_own():
+    """Issue #54: the output says Zhang Wei, so the heatmap has a row for it: empty, shaded, marked and explained."""
+    out = _left_out_name()
+    assert out.names.placed == ["carried", "attention"]
+    assert out.text == "i see in Beijing Zhang Wei ." and out.names.inserted == {4: [("Zhang Wei", "汤姆")]}
+    state = _state(out)
+    assert [row[:2] for row in inserted_rows(state, "words")] == [(4, "Zhang Wei")]
+    for step in (None, 5):
+        heat = attention_view(state, step).heatmap
+        rows = list(heat.layout.yaxis.ticktext)
+        assert rows == ["i", "see", "in", "Beijing", "Zhang Wei", ".", "&lt;eos&gt;"]
+        words = {w.lower() for row in rows for w in re.findall(r"\w+", row)}
+        assert {w.lower() for w in re.findall(r"\w+", out.text)} <= words  # every word the visitor sees has a row
+        assert list(heat.data[0].z[4]) == [None] * len(TYPED) and "汤姆" in heat.data[0].text[4][0]
+        assert [a.text for a in heat.layout.annotations if a.y == 4] == [INSERTED]
+        if step == 5:  # the step's row (the model's 5th, ".") is outlined below the inserted row
+            outline = [shape for shape in heat.layout.shapes if shape.line.color == "crimson"]
+            assert [(shape.y0, shape.y1) for shape in outline] == [(4.5, 5.5)]
+
+
+def test_the_gradient_and_a_transformers_maps_draw_the_same_rows_and_columns():
+    """The gradient view, and a Transformer's maps, take the same typed columns and inserted rows as the heatmap."""
+    from attention_core.transformer import AttentionMaps
+    from demo.handlers import gradient_figure
+
+    out = _left_out_name()
+    T, S = len(out.row_labels), len(READ)
+    maps = AttentionMaps(torch.softmax(torch.randn(2, 2, S, S), -1), torch.softmax(torch.randn(2, 2, T, T), -1),
+                         torch.softmax(torch.randn(2, 2, T, S), -1))
+    state = {**_state(out, maps=maps), "gradient": out.weights.tolist(), "agreement": [0.5] * T}
+    rows = ["i", "see", "in", "Beijing", "Zhang Wei", ".", "&lt;eos&gt;"]
+    gradient = gradient_figure(state, None, False)
+    assert list(gradient.layout.yaxis.ticktext) == rows and list(gradient.layout.xaxis.ticktext) == list(TYPED)
+    taus = [a for a in gradient.layout.annotations if a.text == "+0.50"]
+    assert sorted(a.y for a in taus) == [0, 1, 2, 3, 5, 6]  # no τ on the inserted row
+    encoder, decoder = self_attention_figures(state, 2, "mean", False)
+    assert list(encoder.layout.xaxis.ticktext) == list(encoder.layout.yaxis.ticktext) == list(TYPED)
+    assert torch.tensor(encoder.data[0].z).sum(dim=1).tolist() == pytest.approx([1.0] * len(TYPED), abs=2e-3)
+    assert list(decoder.layout.yaxis.ticktext) == rows
+    heat = attention_view(state).heatmap  # the cross-attention
+    assert list(heat.layout.xaxis.ticktext) == list(TYPED) and list(heat.layout.yaxis.ticktext) == rows
 
 
 def test_hover_notes_are_escaped():
@@ -320,6 +402,50 @@ def test_browser_no_text_runs_into_another_in_the_transformer_maps(app_url, widt
             for plot in ("translation-heatmap", "translation-encoder", "translation-steps"):
                 assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
         page.screenshot(path=str(SCREENSHOTS / f"app-transformer-{width}.png"), full_page=True)
+
+
+NAME_SENTENCE = "我的朋友张伟住在北京。"
+"""The newcomer's sentence of issue #54: the model reads 汤姆 for 张伟 and 波士顿 (three columns) for 北京 (two)."""
+
+
+def _words(texts: list[str]) -> set[str]:
+    return {word.lower() for text in texts for word in re.findall(r"\w+", text)}
+
+
+def _wait_heatmap(page, elem: str, output: str) -> None:
+    page.wait_for_function(
+        "(elem) => { const t = document.querySelector('#' + elem + ' textarea'); return t && t.value; }",
+        arg=output, timeout=120_000)
+    page.wait_for_function("(elem) => document.querySelector('#' + elem + ' .xtick text')", arg=elem,
+                           timeout=60_000)
+    page.wait_for_timeout(1000)  # plotly settles its margins, and the page thins crowded labels
+
+
+def test_browser_every_output_word_has_a_row_and_every_column_is_typed(app_url):
+    """Issue #54 (F2): the output says Zhang Wei, so a row does; 北京 takes the stand-in 波士顿's columns, no "·" left
+    over; in the translation tab and in Compare (the same code draws both)."""
+    with _page(app_url) as page:
+        page.locator("#translation-input textarea").fill(NAME_SENTENCE)
+        page.locator("#translation-run").click()
+        _wait_heatmap(page, "translation-heatmap", "translation-output")
+        output = page.locator("#translation-output textarea").input_value()
+        assert "Zhang Wei" in output and "Beijing" in output, output
+        assert _ticks(page, "translation-heatmap", "xtick") == list(NAME_SENTENCE)
+        rows = _ticks(page, "translation-heatmap", "ytick")
+        assert _words([output]) <= _words(rows), (output, rows)
+        page.get_by_role("tab", name="对比 Compare").click()
+        page.locator("#compare-input textarea").fill(NAME_SENTENCE)
+        page.locator("#compare-run").click()
+        page.wait_for_function("() => document.querySelector('#compare-B-output textarea').value.includes('Zhang')",
+                               timeout=120_000)
+        page.wait_for_function("() => [...document.querySelectorAll('#compare-B-heatmap .xtick text')]"
+                               ".some(t => t.textContent === '张')", timeout=60_000)
+        output = page.locator("#compare-B-output textarea").input_value()
+        assert _ticks(page, "compare-B-heatmap", "xtick") == list(NAME_SENTENCE)
+        assert _words([output]) <= _words(_ticks(page, "compare-B-heatmap", "ytick")), output
+        page.screenshot(path=str(SCREENSHOTS / "app-name-rows.png"), full_page=True)
+
+
 
 
 # a fast first start: the page before the weights ---------------------------------------------------------------
