@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     from attention_core.training import pick_device
     from demo.docs_site import DocsSite
     from demo.models import ModelRegistry
-    from demo.ui import CSS, build_app, model_counts, preload
+    from demo.ui import CSS, JS, build_app, model_counts, preload
 
     say("libraries loaded")
     try:
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         font_mono=["Noto Sans Mono CJK SC", "ui-monospace", "monospace"],
     )
     try:
-        app.launch(server_name=args.host, server_port=args.port, share=args.share, theme=theme, css=CSS,
+        app.launch(server_name=args.host, server_port=args.port, share=args.share, theme=theme, css=CSS, js=JS,
                    max_file_size="1mb",  # the app takes no uploads: a stranger's upload must not fill the disk
                    footer_links=["api"], app_kwargs={"routes": [Mount("/docs", app=docs, name="docs")]},
                    prevent_thread_lock=True, quiet=True)

@@ -718,20 +718,23 @@ PIECES_MERGED = "words (pieces merged: mean of their rows and centres)"
 def carried_line(carried: Sequence[Sequence[str]]) -> str:
     """The heatmap's note that its axes show the names as typed, and the stand-ins the model read (names switch)."""
     pairs = ", ".join(f"{carrier} for {html.escape(name)}" for carrier, name in dict.fromkeys(map(tuple, carried)))
-    return f"names as typed 按输入显示 · the model read {pairs} (hover) 替身" if pairs else ""
+    return f"names as typed 按输入显示 · the model read {pairs}" if pairs else ""  # short: the hover says more
 
 
-def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str) -> go.Figure:
+def heatmap_figure(sentence: dict, row: int | None, pieces: bool, title: str,
+                   more: Sequence[str] = ()) -> go.Figure:
     """The alignment of one sentence: rows per word (pieces merged) or per subword piece.
 
-    A second, smaller title line says when the pieces are merged and which carriers the model read for the names
-    and numbers typed (its axes show what was typed, [`drawn`][demo.handlers.drawn]); a name placed by attention
-    has a row of its own, empty ([`inserted_rows`][demo.handlers.inserted_rows]).
+    A second, smaller title line (``more`` first: a Transformer's layer and head, the step) says when the pieces are
+    merged and which carriers the model read for the names and numbers typed (its axes show what was typed,
+    [`drawn`][demo.handlers.drawn]); a name placed by attention has a row of its own, empty
+    ([`inserted_rows`][demo.handlers.inserted_rows]).
     """
     sentence = drawn(sentence)
     merged = not pieces and len(sentence["words"]) != len(sentence["output"])
     rtl = bool(sentence.get("rtl"))
-    notes = [line for line in (PIECES_MERGED if merged else "", carried_line(sentence.get("carried", []))) if line]
+    notes = [line for line in (*more, PIECES_MERGED if merged else "", carried_line(sentence.get("carried", [])))
+             if line]
     if notes:  # one long line was clipped in Compare's half-width panels
         title = title + second_line(" · ".join(notes))
     source, source_notes = axis(sentence, "source")
@@ -949,7 +952,8 @@ def gradient_figure(state: dict, row: int | None, pieces: bool) -> go.Figure:
     inserted = inserted_rows(state, "words" if words else "output")
     figure = alignment_figure(source, labels, importance, highlight=row, value="importance",
                               rtl=bool(state.get("rtl")), x_notes=notes, inserted=inserted,
-                              title="input × gradient 输入×梯度: |x_s · ∂ log p(y_t) / ∂x_s|, each row sums to 1")
+                              title="input × gradient 输入×梯度"
+                              + second_line("|x_s · ∂ log p(y_t) / ∂x_s|, each row sums to 1"))
     notes = ["—" if math.isnan(t) else f"{t:+.2f}" for t in tau.tolist()]
     return add_row_notes(figure, with_rows(notes, inserted, ""), "τ vs attn")
 
@@ -1047,10 +1051,9 @@ def _attention_view(state: dict | None, step: int | None = None, pieces: bool = 
         return View(heat, bars, info=info)
     view = parse_view(sentence["layers"], sentence["heads"], layer, head)
     sentence = selected(sentence, *view)
-    parts = [where, "cross-attention 交叉注意力", view_words(sentence["layers"], sentence["heads"], *view),
-             "" if row is None else f"step 步 {row + 1}"]
-    title = " · ".join(part for part in parts if part)  # one line: plotly clips a multi-line title at the top
-    heat = heatmap_figure(sentence, row, pieces, title)
+    title = " · ".join(part for part in (where, "cross-attention 交叉注意力") if part)
+    more = [view_words(sentence["layers"], sentence["heads"], *view), "" if row is None else f"step 步 {row + 1}"]
+    heat = heatmap_figure(sentence, row, pieces, title, more)  # the view in the smaller lines: a phone shows them
     bars = step_figure(*_bar_axes(sentence), sentence["weights"], row or 0, rtl=bool(sentence.get("rtl")),
                        notes=axis(sentence, "source")[1])
     encoder, decoder = self_attention_figures(sentence, *view, pieces, row)
@@ -1227,7 +1230,7 @@ def entropy_view(states: dict[str, dict], views: dict[str, tuple[object, object]
     if not rows:
         return message_figure("Neither variant has attention: no entropy to compare. 两者都没有注意力。")
     sources = len(next(iter(states.values()))["source"])
-    return entropy_figure(rows, sources, "attention entropy per step 每步注意力的熵")
+    return entropy_figure(rows, sources, "entropy per step 每步注意力熵")  # short: a phone shows it whole
 
 
 def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b: Settings,

@@ -46,6 +46,8 @@ def _ticks(labels: Sequence[str]) -> dict:
         ticks["tickfont"] = dict(size=max(9, 14 - (n - LABELS_AT_FULL_SIZE) // 6))
         if max((len(t) for t in labels), default=1) > 1:
             ticks["tickangle"] = -60
+    if max((len(html.unescape(t)) for t in labels), default=2) == 1:
+        ticks["tickangle"] = 0  # characters stand upright: plotly turned crowded ones sideways (the app thins them)
     return ticks
 
 
@@ -128,7 +130,9 @@ def alignment_figure(
             colorscale=COLORSCALE,
             text=hover,
             hoverinfo="text",
-            colorbar=dict(title=dict(text=value, side="right"), thickness=12),  # beside the bar: clear of "1"
+            # beside the bar (clear of its "1"), small: on a phone the bar took a quarter of the width
+            colorbar=dict(title=dict(text=value, side="right", font=dict(size=11)), thickness=10,
+                          tickfont=dict(size=10), xpad=4),
         )
     )
     banded = window is not None and centres is not None
@@ -160,7 +164,9 @@ def alignment_figure(
         title=_title(title, subtitle),
         xaxis=dict(side="top", title=x_title, range=_x_range(len(xs), rtl), automargin=True, **_ticks(xs)),
         yaxis=dict(autorange="reversed", title=y_title, **_ticks(ys)),
-        margin=dict(l=60, r=20, t=TOP if SECOND_LINE in title else TOP_PUSHED, b=20),
+        margin=dict(l=60, r=20, b=20,
+                    t=TOP + MORE_LINE * title.count("<br>", title.find(SECOND_LINE) + 4) if SECOND_LINE in title
+                    else TOP_PUSHED),
         height=max(340, 28 * len(ys) + 180),
         showlegend=banded,
         legend=dict(orientation="h", y=-0.02, yanchor="top", x=0.5, xanchor="center"),
@@ -193,6 +199,8 @@ def with_rows(values: Sequence, inserted: Sequence[tuple[int, str, str]], fill: 
 TOP = 120
 """The top margin (px) of a heatmap whose title holds a [`second_line`][demo.plots.second_line]: title, axis title
 and tick labels (the x axis is on top)."""
+MORE_LINE = 17
+"""The room (px) each more line of a title's [`second_line`][demo.plots.second_line] takes (12 px type)."""
 TOP_PUSHED = 20
 """The top margin a heatmap starts from when its title pushes the margin itself (plotly's ``automargin``)."""
 
@@ -211,6 +219,10 @@ def _title(title: str, subtitle: str = "") -> dict:
         return {**placed, "pad": dict(t=SECOND_LINE_PAD)}
     pushed = {**placed, "yref": "container", "automargin": True, "pad": dict(b=8)}
     return {**pushed, "subtitle": dict(text=subtitle, font=dict(size=12))} if subtitle else pushed
+
+
+STEP_WORDS = 24
+"""The most columns of the words written before a step that its bars' title shows (the last ones, after "…")."""
 
 
 def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[Sequence[float]],
@@ -238,7 +250,10 @@ def step_figure(source: Sequence[str], output: Sequence[str], weights: Sequence[
         x=list(range(len(xs))), y=row, marker_color="steelblue",
         hovertext=[f"{x}{note}: {w:.3f}" for x, note, w in zip(xs, more, row)], hoverinfo="text",
     ))
-    done = " ".join(_labels(output[:step]))
+    done = list(output[:step])
+    while len(done) > 1 and text_width(" ".join(done)) > STEP_WORDS:  # a long sentence's title ran past the edges
+        done = done[1:]
+    done = ("… " if len(done) < step else "") + " ".join(_labels(done))
     fig.update_layout(
         title=dict(text=f"step {step + 1}/{len(output)}: {done} <b>[{html.escape(output[step])}]</b>", x=0.5,
                    xanchor="center"),
@@ -258,12 +273,49 @@ SECOND_LINE_PAD = 18
 """The title's top pad (px) when it has a second line: the first line stays inside the figure."""
 
 
-def second_line(text: str) -> str:
-    """A figure title's smaller second line (a long one-line title ran past a half-width panel's edge).
+SUBTITLE_COLUMNS = 52
+"""The widest line of a title's smaller lines (12 px), in columns (a Chinese character takes two): a phone's width."""
 
-    [`alignment_figure`][demo.plots.alignment_figure] pads a title holding one so its first line stays inside.
+
+def second_line(text: str, columns: int = SUBTITLE_COLUMNS) -> str:
+    """A figure title's smaller second line, broken into lines a phone shows whole (a long line was cut at both ends).
+
+    Parts joined by `` · `` stay whole where they fit, so a line breaks between them. Plotly does not wrap a title.
+    [`alignment_figure`][demo.plots.alignment_figure] pads a title holding one so its first line stays inside, and
+    makes room for each more line.
+
+    >>> second_line("layer 层 2/2 · mean of 4 heads 平均 · names as typed 按输入显示", 40)[len(SECOND_LINE):]
+    'layer 层 2/2 · mean of 4 heads 平均<br>names as typed 按输入显示</span>'
     """
-    return f"{SECOND_LINE}{text}</span>"
+    rows: list[str] = []
+    for part in text.split(" · "):
+        if rows and text_width(rows[-1]) + 3 + text_width(part) <= columns:
+            rows[-1] += " · " + part
+        else:
+            rows += line_breaks(part, columns)
+    return f"{SECOND_LINE}{'<br>'.join(rows)}</span>"
+
+
+def text_width(text: str) -> int:
+    """How many columns ``text`` takes: a Chinese (wide) character two, any other one."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def line_breaks(text: str, columns: int) -> list[str]:
+    """``text`` in lines of at most ``columns`` ([`text_width`][demo.plots.text_width]), broken at spaces.
+
+    A word wider than a line stays whole on its own line.
+
+    >>> line_breaks("the baseline has no attention: nothing to align", 20)
+    ['the baseline has no', 'attention: nothing', 'to align']
+    """
+    lines: list[str] = []
+    for word in text.split():
+        if lines and text_width(lines[-1]) + 1 + text_width(word) <= columns:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 MESSAGE_COLUMNS = 44
@@ -279,16 +331,7 @@ def wrapped(text: str, columns: int = MESSAGE_COLUMNS) -> str:
     >>> wrapped("the baseline has no attention: nothing to align", 20)
     'the baseline has no<br>attention: nothing<br>to align'
     """
-    def width(word: str) -> int:
-        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in word)
-
-    lines: list[str] = []
-    for word in text.split():
-        if lines and width(lines[-1]) + 1 + width(word) <= columns:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(html.escape(line) for line in lines)
+    return "<br>".join(html.escape(line) for line in line_breaks(text, columns))
 
 
 def message_figure(text: str) -> go.Figure:

@@ -94,7 +94,57 @@ CSS = """
 [id$="-window"]:has(input:disabled), [id$="-hard"]:has(input:disabled), #live-score:has(input:disabled),
 [id$="-names"]:has(input:disabled), #couplet-mirror:has(input:disabled), #couplet-no-reuse:has(input:disabled),
 #couplet-tone:has(input:disabled), #couplet-cliche:has(input:disabled) {opacity: 0.45}
+.label-wrap > span:first-child {flex: 1 1 auto; min-width: 0; text-align: left}
+.label-wrap > .icon {flex: none; align-self: center; margin-left: 0.75em}
+@media (max-width: 640px) {
+  .row > .form > .block, .row > .block {min-width: 100% !important}
+}
 """
+"""The page's own styles (``launch(css=...)``): greyed controls; a folded box's title wraps clear of its arrow; on a
+phone (640 px and less) every control and figure of a row takes the whole width, one under another (side by side
+they squeezed their text into columns of 100 px)."""
+
+JS = r"""
+() => {
+  // Plotly writes every tick label it is given, so on a phone a sentence's characters ran into each other.
+  // After each drawing of a plot, an axis whose labels touch keeps every k-th of them (the smallest k that
+  // fits; the hover text names every column). Rotated labels need their spacing times the sine of the angle.
+  const angle = (t) => {
+    const turned = /rotate\((-?[\d.]+)/.exec(t.getAttribute('transform') || '');
+    return turned ? Math.abs(+turned[1]) * Math.PI / 180 : 0;
+  };
+  const thin = (plot) => {
+    for (const layer of plot.querySelectorAll('.xaxislayer-above')) {
+      const labels = [...layer.querySelectorAll('text')].filter((t) => t.textContent.trim());
+      labels.forEach((t) => { t.style.display = ''; });
+      const boxes = labels.map((t) => [t, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0)
+        .sort((a, b) => (a[1].left + a[1].right) - (b[1].left + b[1].right));
+      const clash = ([t, a], [, b]) => {
+        const turn = angle(t);
+        const apart = Math.abs((b.left + b.right) - (a.left + a.right)) / 2;
+        if (turn > 0.1) return apart * Math.sin(turn) < 0.95 * parseFloat(getComputedStyle(t).fontSize);
+        return Math.min(a.right, b.right) - Math.max(a.left, b.left) > -2 && a.top < b.bottom && b.top < a.bottom;
+      };
+      let step = 1;
+      while (step < boxes.length && boxes.some((box, i) => i + step < boxes.length && clash(box, boxes[i + step]))) {
+        step += 1;
+      }
+      boxes.forEach(([t], i) => { if (i % step) t.style.display = 'none'; });
+    }
+  };
+  const hooked = new WeakSet();
+  const hook = () => document.querySelectorAll('.js-plotly-plot').forEach((plot) => {
+    if (hooked.has(plot) || typeof plot.on !== 'function') return;
+    hooked.add(plot);
+    plot.on('plotly_afterplot', () => thin(plot));
+    thin(plot);
+  });
+  new MutationObserver(hook).observe(document.body, {childList: true, subtree: true});
+  hook();
+}
+"""
+"""The page's own script (``launch(js=...)``): on a narrow screen, a plot's crowded tick labels are thinned to every
+k-th (the figures are built on the server, which does not know the width)."""
 
 HALF_MIN = 520
 """The narrowest a half-width figure panel gets (px): below two of them side by side, they stack (a sentence's

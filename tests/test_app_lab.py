@@ -14,7 +14,18 @@ from hypothesis import strategies as st
 from demo.handlers import Settings, run
 from demo.links import app_query, docs_link, parse_controls, parse_query
 from demo.live import LiveSettings, build_toy_model, parse_sequence, stopped_status, try_sequence
-from demo.plots import MAX_LABELS, SECOND_LINE_PAD, alignment_figure, entropy_figure, second_line
+from demo.plots import (
+    MAX_LABELS,
+    SECOND_LINE,
+    SECOND_LINE_PAD,
+    STEP_WORDS,
+    SUBTITLE_COLUMNS,
+    alignment_figure,
+    entropy_figure,
+    second_line,
+    step_figure,
+    text_width,
+)
 
 REGISTRY = small_registry()
 
@@ -110,8 +121,47 @@ def test_long_sources_keep_readable_labels():
     shown = fig.layout.xaxis.ticktext
     assert len(shown) <= MAX_LABELS and shown[0] == "w0" and fig.layout.xaxis.tickangle == -60
     assert fig.layout.xaxis.tickfont.size >= 9
-    short = alignment_figure(list("两个黄鹂"), ["x"], [[0.25] * 4])
-    assert list(short.layout.xaxis.ticktext) == list("两个黄鹂") and short.layout.xaxis.tickangle is None
+    short = alignment_figure(list("两个黄鹂"), ["x", "yy"], [[0.25] * 4] * 2)
+    assert list(short.layout.xaxis.ticktext) == list("两个黄鹂")
+    # characters stand upright (plotly turned crowded ones sideways, where they still ran into each other on a
+    # phone: the page thins them instead); words may turn
+    assert short.layout.xaxis.tickangle == 0 and short.layout.yaxis.tickangle is None
+
+
+def _second_lines(title: str) -> list[str]:
+    return title[title.index(SECOND_LINE) + len(SECOND_LINE):].removesuffix("</span>").split("<br>")
+
+
+def test_a_title_fits_a_phone_in_lines_and_the_plot_makes_room_for_them():
+    """Issue #54: a title's second line was cut at both edges on a phone; it breaks into lines a phone shows whole,
+    between its parts where it can, and the top margin grows with each line (no line runs into the axis title)."""
+    text = ("layer 层 2/2 · mean of 4 heads 平均 · names as typed 按输入显示 · the model read 汤姆 for 张伟, "
+            "波士顿 for 北京, 九十九 for 99")
+    lines = _second_lines(second_line(text))
+    assert len(lines) > 1 and all(text_width(line) <= SUBTITLE_COLUMNS for line in lines), lines
+    assert [w for w in " ".join(lines).split() if w != "·"] == [w for w in text.split() if w != "·"]  # all words
+    assert lines[0] == "layer 层 2/2 · mean of 4 heads 平均"
+    weights = [[0.5, 0.5]]
+    tops = [alignment_figure(["a", "b"], ["x"], weights, title="t" + second_line(" · ".join(["words words"] * n)))
+            .layout.margin.t for n in (1, 4, 8)]
+    assert tops[0] < tops[1] < tops[2]
+
+
+def test_phone_sized_titles_in_the_app():
+    """The entropy chart's and the gradient view's titles, and a long step's, fit a phone's width."""
+    from demo.handlers import GRADIENT, attention_view, entropy_view, with_gradient
+
+    result = run(REGISTRY, "translation", "我喜欢自然语言处理", Settings("luong-dot"))
+    entropy = entropy_view({"A": result.state, "B": result.state}, {})
+    assert text_width(entropy.layout.title.text) <= 30
+    gradient = attention_view(with_gradient(REGISTRY, result.state), 1, shown=GRADIENT).heatmap.layout.title.text
+    assert text_width(gradient.split("<br>")[0]) <= 30 and all(
+        text_width(line) <= SUBTITLE_COLUMNS for line in _second_lines(gradient))
+    words = [f"word{i}" for i in range(30)]
+    title = step_figure(["a"], words, [[1.0]] * 30, 29).layout.title.text
+    assert title.startswith("step 30/30: … ") and "word28 <b>[word29]</b>" in title
+    assert text_width(title.split(": ", 1)[1].split(" <b>")[0]) <= STEP_WORDS + 2
+    assert step_figure(["a"], words[:3], [[1.0]] * 3, 2).layout.title.text == "step 3/3: word0 word1 <b>[word2]</b>"
 
 
 def test_entropy_figure_is_the_row_entropy():

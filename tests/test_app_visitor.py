@@ -397,12 +397,20 @@ def test_browser_no_text_runs_into_another_in_the_transformer_maps(app_url, widt
         page.locator("#translation-run").click()
         page.locator("#translation-decoder .js-plotly-plot .xtick text").first.wait_for(timeout=120_000)
         page.wait_for_timeout(1000)  # plotly settles its margins
-        assert page.evaluate(OVERLAPPING, "#translation-decoder") == []
-        if width >= 1000:  # a phone's 30 characters share 300 px: the source axis is crowded there
-            for plot in ("translation-heatmap", "translation-encoder", "translation-steps"):
-                assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
+        # a phone's 20 characters share 250 px: the page thins the crowded labels (issue #54)
+        for plot in ("translation-decoder", "translation-heatmap", "translation-encoder", "translation-steps"):
+            assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
+            assert page.evaluate(CLIPPED, f"#{plot}") == [], plot
         page.screenshot(path=str(SCREENSHOTS / f"app-transformer-{width}.png"), full_page=True)
 
+
+CLIPPED = """(root) => {
+  const plot = document.querySelector(root + ' .js-plotly-plot').getBoundingClientRect();
+  return [...document.querySelectorAll(root + ' .js-plotly-plot text')].filter(t => t.textContent.trim())
+    .map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0)
+    .filter(([, r]) => r.left < plot.left - 1 || r.right > plot.right + 1).map(([text]) => text);
+}"""
+"""The texts of a figure in the page that run past its edges (a title wider than a phone was cut at both)."""
 
 NAME_SENTENCE = "我的朋友张伟住在北京。"
 """The newcomer's sentence of issue #54: the model reads 汤姆 for 张伟 and 波士顿 (three columns) for 北京 (two)."""
@@ -446,6 +454,45 @@ def test_browser_every_output_word_has_a_row_and_every_column_is_typed(app_url):
         page.screenshot(path=str(SCREENSHOTS / "app-name-rows.png"), full_page=True)
 
 
+NARROW = """() => {
+  const narrow = [];
+  document.querySelectorAll('#translation-shown, #translation-pieces, #translation-sentence').forEach(b => {
+    const w = b.getBoundingClientRect().width, row = b.closest('.row').getBoundingClientRect().width;
+    if (w < 0.9 * row) narrow.push(b.id + ': ' + Math.round(w) + ' of ' + Math.round(row) + ' px'); });
+  return narrow;
+}"""
+"""The translation tab's controls that share a row with another (side by side) instead of taking its width."""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_browser_figures_and_controls_read_on_a_phone(app_url, width):
+    """Issue #54 (F4, F5): at 390 px no tick label runs into another and no title is cut (the page thins crowded
+    labels, titles break into lines), the controls take one column, and a folded box's title stays clear of its
+    arrow; at 1400 px the same figures read as before and controls stay side by side."""
+    with _page(app_url, 1200, width) as page:
+        page.locator("#translation-input textarea").fill(NAME_SENTENCE)
+        page.locator("#translation-run").click()
+        _wait_heatmap(page, "translation-heatmap", "translation-output")
+        for plot in ("translation-heatmap", "translation-steps"):
+            assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
+            assert page.evaluate(CLIPPED, f"#{plot}") == [], plot
+        narrow = page.evaluate(NARROW)
+        assert (narrow == []) if width < 640 else len(narrow) == 3, narrow
+        label = page.locator("#translation-details .label-wrap")
+        text, arrow = label.locator("span").first.bounding_box(), label.locator(".icon").bounding_box()
+        assert text["x"] + text["width"] <= arrow["x"], (text, arrow)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width  # no sideways scrolling
+        page.screenshot(path=str(SCREENSHOTS / f"app-phone-translation-{width}.png"), full_page=True)
+        page.get_by_role("tab", name="对比 Compare").click()
+        page.locator("#compare-run").click()  # its 26-character example
+        _wait_heatmap(page, "compare-B-heatmap", "compare-B-output")
+        page.locator("#compare-entropy .gtitle").wait_for(timeout=60_000)
+        for plot in ("compare-B-heatmap", "compare-entropy"):
+            assert page.evaluate(OVERLAPPING, f"#{plot}") == [], plot
+            assert page.evaluate(CLIPPED, f"#{plot}") == [], plot
+        columns = [t for t in page.locator("#compare-B-heatmap .xtick text").all() if t.is_visible()]
+        assert len(columns) >= (26 if width >= 1000 else 8)  # thinned on a phone, never to nothing
+        page.screenshot(path=str(SCREENSHOTS / f"app-phone-compare-{width}.png"), full_page=True)
 
 
 # a fast first start: the page before the weights ---------------------------------------------------------------
