@@ -156,6 +156,8 @@ SUBMIT = "Enter ↵ runs · Shift+Enter = new line 换行"
 
 PLACEHOLDERS = {
     "heatmap": "Run a sentence to see where the model looks. 运行一句，看看模型看向哪里。",
+    "heatmap-couplet": "Type a 上联 and press Generate to see where the model looks as it writes the 下联. "
+                       "输入上联并生成，看看模型写下联时看向哪里。",
     "gold": "Choose a sentence and press the button: the human links over the model's attention. 选一句，按按钮。",
     "steps": "After a run: one decoding step's attention, a bar per source word (move the slider above). "
              "运行后：逐步查看每一步的注意力。",
@@ -170,9 +172,12 @@ PLACEHOLDERS = {
 """What each plot says before it has something to show (no plot is an empty box)."""
 
 
-def placeholder(kind: str) -> go.Figure:
-    """A plot's message before its first figure ([`PLACEHOLDERS`][demo.ui.PLACEHOLDERS])."""
-    return message_figure(PLACEHOLDERS[kind])
+def placeholder(kind: str, task: str = "") -> go.Figure:
+    """A plot's message before its first figure ([`PLACEHOLDERS`][demo.ui.PLACEHOLDERS]).
+
+    In a task's own words where it has them (``heatmap-couplet``).
+    """
+    return message_figure(PLACEHOLDERS.get(f"{kind}-{task}", PLACEHOLDERS[kind]))
 
 
 
@@ -461,6 +466,8 @@ class TaskTab:
 
 DETAILS = "details 详情: settings, what the model read, the beam's other outputs, names, notes"
 """The label of the folded box under an output."""
+DETAILS_COUPLET = "details 详情: settings and rules, what the model read, the beam's other outputs, notes"
+"""The label of the folded box under a 下联 (a couplet model reads no names)."""
 
 
 def details_box(key: str, label: str = DETAILS) -> tuple[gr.Markdown, gr.Accordion, gr.Markdown]:
@@ -628,7 +635,7 @@ def _input_and_output(task: str, words: TabWords, examples: list[str]) -> dict:
     chosen = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[[e] for e in examples],
                         label="examples 示例 (click to run 点击即运行)", elem_id=f"{task}-examples")
     output = gr.Textbox(label=words.output, interactive=False, rtl=words.output_rtl, elem_id=f"{task}-output")
-    brief, details, info = details_box(task)
+    brief, details, info = details_box(task, DETAILS_COUPLET if task == "couplet" else DETAILS)
     return dict(text=text, button=button, examples=chosen, output=output, brief=brief, details=details, info=info)
 
 
@@ -660,7 +667,7 @@ def _figures(task: str) -> dict:
     No label badge over the plots: each figure carries its own title. Each starts with a placeholder figure, so
     plotly.js loads with the page, not after the first click.
     """
-    heatmap = gr.Plot(placeholder("heatmap"), label="alignment heatmap 对齐热力图", show_label=False,
+    heatmap = gr.Plot(placeholder("heatmap", task), label="alignment heatmap 对齐热力图", show_label=False,
                       elem_id=f"{task}-heatmap")
     step = gr.Slider(1, 60, value=1, step=1, label="step through the decoding 逐步查看 (one step per piece)")
     bars = gr.Plot(placeholder("steps"), label="one step 单步", show_label=False, elem_id=f"{task}-steps")
@@ -726,7 +733,7 @@ def _wire_runs(registry: ModelRegistry, task: str, parts: TaskParts) -> tuple[Ca
 
     def cleared() -> tuple:
         """After an error (its message is the toast): no stale output, info, figures or state."""
-        return ("", "", placeholder("heatmap"), placeholder("steps"), {}, gr.update(value=1),
+        return ("", "", placeholder("heatmap", task), placeholder("steps"), {}, gr.update(value=1),
                 gr.Dropdown([], value=None), gr.skip(), gr.skip(), gr.Group(visible=False), None, None,
                 gr.Row(visible=False), "")
 

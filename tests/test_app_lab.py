@@ -164,6 +164,23 @@ def test_phone_sized_titles_in_the_app():
     assert step_figure(["a"], words[:3], [[1.0]] * 3, 2).layout.title.text == "step 3/3: word0 word1 <b>[word2]</b>"
 
 
+def test_the_couplet_tab_speaks_of_couplets():
+    """Issue #54, F9: the couplet tab's empty heatmap and its details box speak of 上联 and rules, not names."""
+    import gradio as gr
+
+    from demo.ui import DETAILS, DETAILS_COUPLET, PLACEHOLDERS, build_app
+
+    app = build_app(REGISTRY)
+    blocks = {block.elem_id: block for block in app.blocks.values() if getattr(block, "elem_id", None)}
+    assert blocks["couplet-details"].label == DETAILS_COUPLET and "names" not in DETAILS_COUPLET
+    assert blocks["translation-details"].label == DETAILS
+    assert "上联" in PLACEHOLDERS["heatmap-couplet"] and "sentence" not in PLACEHOLDERS["heatmap-couplet"]
+    shown = {key: str(blocks[f"{key}-heatmap"].value) for key in ("couplet", "translation")}
+    assert "上联" in shown["couplet"] and "Run a sentence" in shown["translation"] and "Run a sentence" not in \
+        shown["couplet"]
+    assert isinstance(blocks["couplet-details"], gr.Accordion)
+
+
 def test_entropy_figure_is_the_row_entropy():
     fig = entropy_figure({"A": (["x", "y"], [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])}, 3)
     assert list(fig.data[0].y) == pytest.approx([math.log(2), 0.0])
