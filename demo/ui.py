@@ -291,11 +291,12 @@ def window_info(registry: ModelRegistry, task: str, variant: str | None) -> str:
 
 
 WINDOW_INFO = {
-    "rnn": "default = global 全局 (as trained); D = a local-m window, ±D around t·S/T",
+    "rnn": "default = global 全局 (as trained); D = a local-m window, ±D around t·S/T (trained global, a model reads "
+           "worse with a small D 小窗口会变差)",
     "local-m": "default = its own D = {window} (local-m, around t·S/T); global or another D to compare",
     "local-p": "default = its own D = {window} around the p_t it predicts; global or another D to compare",
     "transformer": "Transformer: D windows every cross-attention layer (local-m, ±D around t·S/T) at decode "
-                   "time; self-attention never",
+                   "time; self-attention never (trained global, it reads worse with a small D 小窗口会变差)",
     "none": "no attention 无注意力: no window",
 }
 """The window drop-down's line for each kind of model (see [`window_info`][demo.ui.window_info])."""

@@ -206,6 +206,8 @@ def test_each_model_says_which_settings_apply_to_it():
     assert "p_t" in window_info(registry, "translation", "luong-general-local-p")
     assert "D = 2" in window_info(registry, "translation", "luong-general-local-p")
     assert "no window" in window_info(registry, "translation", "none")
+    for variant in ("luong-dot", "transformer"):  # issue #54, F7: a window on a model trained global costs it
+        assert "small D" in window_info(registry, "translation", variant)
 
 
 def test_another_model_puts_the_window_and_hard_back_to_its_own(monkeypatch):
