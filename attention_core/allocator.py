@@ -35,18 +35,6 @@ ALLOCATORS: dict[str, tuple[str, ...]] = {
     "jemalloc": ("libjemalloc.so.2",),
 }
 """Each allocator's shared libraries, in order of preference (Debian: ``libtcmalloc-minimal4``, ``libjemalloc2``)."""
-SETTINGS: dict[str, dict[str, str]] = {
-    "tcmalloc": {"TCMALLOC_RELEASE_RATE": "0"},
-    "jemalloc": {},
-}
-"""The environment each allocator starts with (a value already in the environment is kept).
-
-tcmalloc's own default hands freed pages back to the kernel little by little (release rate 1), and a page handed
-back faults in again when it is next used: the batch's logits and their gradient, ``(N, V)`` floats of several
-megabytes, are allocated anew every step, so one label-smoothed cross-entropy of 1,037 × 3,799 logits took 69 ms
-forward and backward, against 8 ms with ``TCMALLOC_RELEASE_RATE=0`` (nothing handed back; the process keeps its
-high-water mark) and 18 ms under glibc. ``python benchmarks/allocator.py`` measures whole training steps
-(``results/allocator.md``)."""
 LIBRARY_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
                 "/usr/local/lib")
 """Where the libraries are looked for."""
@@ -91,16 +79,6 @@ def loaded(maps: str | Path = "/proc/self/maps") -> str:
     return SYSTEM
 
 
-def settings(running: str, env: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The [`SETTINGS`][attention_core.allocator.SETTINGS] variables of the running allocator, as this process has them.
-
-    Args:
-        running: The allocator this process runs with ([`loaded`][attention_core.allocator.loaded]).
-        env: The environment.
-    """
-    return {name: env[name] for name in SETTINGS.get(running, {}) if name in env}
-
-
 def plan(argv: Sequence[str], env: Mapping[str, str], running: str,
          dirs: Sequence[str | Path] = LIBRARY_DIRS) -> dict[str, str] | None:
     """The environment to start the command again with, or ``None`` to go on in this process.
@@ -128,7 +106,7 @@ def plan(argv: Sequence[str], env: Mapping[str, str], running: str,
                                  f"in {', '.join(str(d) for d in dirs)}")
         return None
     preload = " ".join(p for p in (str(library), env.get("LD_PRELOAD", "")) if p)
-    return {**SETTINGS[wanted], **env, "LD_PRELOAD": preload, _STARTED: wanted}
+    return {**env, "LD_PRELOAD": preload, _STARTED: wanted}
 
 
 def restart_if_faster(argv: Sequence[str]) -> None:

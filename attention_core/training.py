@@ -27,7 +27,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from attention_core import truecase
-from attention_core.allocator import loaded, settings
+from attention_core.allocator import loaded
 from attention_core.batch import Batch
 from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.corpora import runs_home
@@ -754,7 +754,6 @@ def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, wor
         "precision": precision,
         "processes": world,
         "allocator": loaded(),
-        "allocator_settings": settings(loaded()),
         "resumed_at_epoch": run.state["epoch"],
     }
     print(json.dumps({"event": "start", **log}), flush=True)

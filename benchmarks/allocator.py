@@ -43,19 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from attention_core.allocator import ALLOCATORS, SETTINGS, find_allocator  # noqa: E402
+from attention_core.allocator import ALLOCATORS, find_allocator  # noqa: E402
 
 WORKLOADS = ("couplet", "translation")
 SYSTEM = "glibc malloc"
-CONFIGS: dict[str, tuple[str | None, dict[str, str]]] = {
-    SYSTEM: (None, {}),
-    "tcmalloc, its own defaults": ("tcmalloc", {}),
-    "tcmalloc as the trainer starts it": ("tcmalloc", SETTINGS["tcmalloc"]),
-    "jemalloc": ("jemalloc", SETTINGS["jemalloc"]),
-}
-"""What each measured process starts with: an allocator (``None``: glibc's) and its environment. tcmalloc runs
-twice: with the library's defaults (how the trainer started it before ``allocator.SETTINGS``) and as the trainer
-starts it now."""
 
 
 def _examples(workload: str) -> tuple[list, int, int, dict]:
@@ -110,13 +101,11 @@ def worker(workload: str, batches: int, rounds: int) -> dict:
     return row
 
 
-def measure(workload: str, config: str, batches: int, rounds: int) -> dict:
-    """Run one worker process as ``CONFIGS[config]`` says."""
-    allocator, settings = CONFIGS[config]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TCMALLOC_", "MALLOC_"))}
+def measure(workload: str, allocator: str, batches: int, rounds: int) -> dict:
+    """Run one worker process under ``allocator`` (``SYSTEM`` for none preloaded)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     env.pop("LD_PRELOAD", None)
-    env.update({"OMP_NUM_THREADS": "1", **settings})
-    if allocator is not None:
+    if allocator != SYSTEM:
         env["LD_PRELOAD"] = str(find_allocator(allocator))
     done = subprocess.run([sys.executable, __file__, "--worker", workload, "--batches", str(batches),
                            "--rounds", str(rounds)], env=env, capture_output=True, text=True, check=True)
@@ -132,7 +121,6 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=3, help="timed passes in each worker")
     parser.add_argument("--repeats", type=int, default=3, help="workers per allocator and workload, taking turns")
-    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--out", default=str(ROOT / "results" / "allocator.json"))
     args = parser.parse_args()
     if args.worker:
@@ -140,11 +128,11 @@ def main() -> None:
         return
     if args.quick:
         args.batches, args.rounds, args.repeats = 8, 1, 1
-    allocators = [name for name, (lib, _) in CONFIGS.items() if lib is None or find_allocator(lib)]
+    allocators = [SYSTEM] + [name for name in ALLOCATORS if find_allocator(name)]
     missing = [name for name in ALLOCATORS if not find_allocator(name)]
-    runs: dict[str, dict[str, list[dict]]] = {w: {a: [] for a in allocators} for w in args.workloads}
+    runs: dict[str, dict[str, list[dict]]] = {w: {a: [] for a in allocators} for w in WORKLOADS}
     for repeat in range(args.repeats):
-        for workload in args.workloads:
+        for workload in WORKLOADS:
             for allocator in allocators:
                 row = measure(workload, allocator, args.batches, args.rounds)
                 runs[workload][allocator].append(row)
@@ -161,9 +149,8 @@ def main() -> None:
     import torch
 
     report = {"machine": f"{platform.machine()}, 1 torch thread", "torch": torch.__version__,
-              "precision": runs[args.workloads[0]][SYSTEM][0]["precision"],
-              "settings": {name: settings for name, (_, settings) in CONFIGS.items() if settings},
-              "batches": args.batches, "rounds": args.rounds, "repeats": args.repeats, "missing": missing, "rows": rows}
+              "precision": runs[WORKLOADS[0]][SYSTEM][0]["precision"], "batches": args.batches,
+              "rounds": args.rounds, "repeats": args.repeats, "missing": missing, "rows": rows}
     write_report(args.out, report, markdown)
 
 
@@ -178,8 +165,6 @@ def markdown(r: dict) -> str:
         each = ", ".join(str(x) for x in row["each"])
         lines.append(f"| {row['workload']} | {row['allocator']} | {row['pairs_per_s']} | {each} | "
                      f"{row['speed_vs_system']:.2f} | {row['peak_rss_mb']} |")
-    for name, settings in r.get("settings", {}).items():
-        lines += ["", f"{name}: " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) + "."]
     if r["missing"]:
         lines += ["", f"Not installed, not measured: {', '.join(r['missing'])}."]
     return "\n".join(lines) + "\n"

@@ -40,14 +40,6 @@ def test_no_restart_when_running_it_or_told_not_to_or_already_restarted(libs):
     assert plan(["train"], once, "system", libs) is None  # the preload did not take: no second restart, no loop
 
 
-def test_tcmalloc_starts_keeping_freed_pages_unless_the_user_set_its_rate(libs):
-    # tcmalloc's default release rate hands the logits' pages back each step, to fault in again on the next
-    assert plan(["train"], {}, "system", libs)["TCMALLOC_RELEASE_RATE"] == "0"
-    assert plan(["zoo"], {"TCMALLOC_RELEASE_RATE": "5"}, "system", libs)["TCMALLOC_RELEASE_RATE"] == "5"
-    (libs[0] / "libjemalloc.so.2").write_bytes(b"")
-    assert "TCMALLOC_RELEASE_RATE" not in plan(["train"], {ENV: "jemalloc"}, "system", libs)
-
-
 def test_an_existing_preload_is_kept_after_the_allocator(libs):
     new = plan(["train"], {"LD_PRELOAD": "/opt/libother.so"}, "system", libs)
     assert new["LD_PRELOAD"] == f"{libs[0] / 'libtcmalloc_minimal.so.4'} /opt/libother.so"
@@ -96,8 +88,5 @@ def test_a_training_started_from_the_shell_runs_under_tcmalloc(tmp_path):
                               timeout=300)
         assert done.returncode == 0, done.stderr
         start = next(json.loads(line) for line in done.stdout.splitlines() if '"event": "start"' in line)
-        epoch = next(json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"epoch": 1'))
-        events[allocator] = start["allocator"], start["allocator_settings"], epoch["train_loss"]
-    assert events["tcmalloc"][:2] == ("tcmalloc", {"TCMALLOC_RELEASE_RATE": "0"})
-    assert events["system"][:2] == ("system", {})
-    assert events["tcmalloc"][2] == pytest.approx(events["system"][2], abs=1e-6)  # only the speed differs
+        events[allocator] = start["allocator"]
+    assert events == {"tcmalloc": "tcmalloc", "system": "system"}
