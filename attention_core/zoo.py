@@ -335,7 +335,10 @@ def _stages_line(meta: dict) -> str:
     first = meta.get("continued_from")
     if not isinstance(first, dict):
         return ""
-    lr, epochs = (first.get("train") or {}).get("lr"), first.get("epochs")
+    train = first.get("train") or {}
+    lr, epochs, decay = train.get("lr"), first.get("epochs"), train.get("decay_epochs")
+    if decay:  # the first stage's schedule ended with it (TrainConfig.decay_epochs)
+        lr = f"{lr}, falling linearly over the last {decay} to {lr * train.get('final_lr_ratio', 1):g}"
     return (f"Two stages: after {epochs} epoch{'' if epochs == 1 else 's'} (learning rate {lr}), the model was "
             f"continued with a fresh optimiser at learning rate {(meta.get('train') or {}).get('lr')} "
             "(`TaskRecipe.continued`)"

@@ -472,3 +472,13 @@ def test_the_zoo_scripts_keep_their_runs_outside_the_checkout_by_default(tmp_pat
                                 env={**env, name: str(runs_env)})
         where = runs_env / "attention-lab" / "runs" / "zoo" if name == "XDG_CACHE_HOME" else runs_env / "zoo"
         assert status.returncode == 0 and f"no zoo in {where}:" in status.stdout, status.stdout + status.stderr
+
+
+def test_the_card_says_a_first_stage_decayed_its_learning_rate():
+    from attention_core.zoo import _stages_line
+
+    meta = {"continued_from": {"epochs": 7, "train": {"lr": 0.001, "decay_epochs": 2, "final_lr_ratio": 0.1}},
+            "train": {"lr": 0.00025}, "history": [{}] * 9}
+    assert _stages_line(meta).startswith("Two stages: after 7 epochs (learning rate 0.001, falling linearly over the "
+                                         "last 2 to 0.0001), the model was continued with a fresh optimiser at "
+                                         "learning rate 0.00025")
