@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -67,7 +68,8 @@ def one_start(folder: Path) -> dict:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=folder, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # its group: the docs build it starts goes with it
     stages: dict[str, float] = {}
     lines: list[str] = []
 
@@ -106,11 +108,11 @@ def one_start(folder: Path) -> dict:
         while time.perf_counter() < deadline and "weights loaded" not in stages:
             time.sleep(0.2)
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)  # the app and the docs build it may have started in the clone
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
     result["stages"] = stages
     result["log"] = lines
     return result
