@@ -10,9 +10,15 @@ One torch thread per test process (and per process a test starts: the app, the C
 """
 
 import atexit
+import functools
+import http.server
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -75,3 +81,28 @@ def model_dir(tmp_path):
     )
     save_pretrained(Translator(build_model(cfg), src, tgt, get_task("translation")), tmp_path / "m")
     return tmp_path / "m"
+
+
+# the docs site built strictly (as test_docs.py builds it) and served on 127.0.0.1, for the browser tests; each
+# module that asks for it builds its own once
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)]
+    result = subprocess.run(command, cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    return out
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()

@@ -7,14 +7,8 @@ its last stage, animated in the page, writes the context the library computes. S
 ``corpus.SCREENSHOTS``.
 """
 
-import functools
-import http.server
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
-import pytest
 from corpus import SCREENSHOTS, chromium
 
 from reports.theory_figures import tiny_steps
@@ -28,28 +22,6 @@ FIGURES = {
 EDITIONS = ("", "en/")
 SLACK = 40
 """How much taller than its figure a frame may be (px): the pages add a little room, never a blank band."""
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    return out
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def served(site):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
 
 
 def test_every_page_embeds_its_new_figures_in_both_editions(site):

@@ -14,11 +14,6 @@ The site is built strictly (as ``test_docs.py`` builds it) and served on 127.0.0
 Screenshots go to ``corpus.SCREENSHOTS``.
 """
 
-import functools
-import http.server
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -28,28 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EDITIONS = ("", "en/")
 SLACK = 40
 """How much taller than its figure a frame may be (px), as in ``test_new_figures_browser.py``."""
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    return out
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def served(site):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
 
 
 @pytest.fixture(scope="module")
