@@ -999,7 +999,7 @@ def bottleneck_figure(result: BottleneckResult) -> go.Figure:
         acc = result.accuracy[name]
         fig.add_trace(go.Scatter(
             x=xs, y=acc, mode="lines+markers+text", name=f"{label}, {result.steps[name]} steps",
-            line=dict(dash=dash, width=3 if dash == "dash" else 2), text=[f"{a:.0%}" for a in acc],
+            line=dict(dash=dash, width=3 if dash == "dash" else 2), text=[f"{a:.1%}" for a in acc],
             textposition=where,
             customdata=[[n, k] for n, k in zip(result.sequences, result.tokens)],
             hovertemplate="length %{x}<br>accuracy %{y:.1%}<br>n = %{customdata[0]} sequences, "
