@@ -34,7 +34,7 @@ from attention_core.corpora import runs_home
 from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.encoded import FOLDER as ENCODED
-from attention_core.encoded import VocabularySettings, build_vocabs, load_or_encode
+from attention_core.encoded import VocabularySettings, encode_corpus, load_or_encode
 from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write, atomic_write_text, save_pretrained
 from attention_core.metrics import bleu
 from attention_core.namecache import cached_known_names
@@ -572,33 +572,31 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
     init_history = _history(init) if init is not None else []
+    main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
     encoding = None
     if init is not None:
         task, src_vocab, tgt_vocab = _check_init(init, len(init_history), task, model_options, train_cfg)
-    main_size = len(train_pairs) if splits.main_train_size is None else min(splits.main_train_size, len(train_pairs))
-    if init is None and task.spec is None:  # a bundled task: one encoded corpus, shared by its variants' runs
+        own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
+        extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
+    else:
         settings = VocabularySettings(train_cfg.subword_vocab, train_cfg.min_freq, train_cfg.max_len,
                                       bool(model_options.get("share_embeddings")))
-        began = Subwords.load(out / SUBWORDS) if resume and (out / SUBWORDS).is_file() else None
-        corpus, how = load_or_encode(encoded, task, train_pairs, main_size, settings, began)
-        encoding = {"how": how, "key": corpus.key, "own": len(corpus.own), "extra": len(corpus.extra)}
-        if corpus.task.subwords is not None and began is None:
-            atomic_write(out / SUBWORDS, corpus.task.subwords.save)
+        if task.spec is None:  # a bundled task: one encoded corpus, shared by its variants' runs
+            began = Subwords.load(out / SUBWORDS) if resume and (out / SUBWORDS).is_file() else None
+            corpus, how = load_or_encode(encoded, task, train_pairs, main_size, settings, began)
+            encoding = {"how": how, "key": corpus.key, "own": len(corpus.own), "extra": len(corpus.extra)}
+            if corpus.task.subwords is not None and began is None:
+                atomic_write(out / SUBWORDS, corpus.task.subwords.save)
+        else:  # a task of your own: its pieces are learned into (or reread from) its run folder
+            pieces = (_subwords(out / SUBWORDS, (task.tokenize_tgt(t) for _, t in train_pairs),
+                                train_cfg.subword_vocab, resume) if train_cfg.subword_vocab else None)
+            corpus = encode_corpus(task, train_pairs, main_size, settings, pieces)
         task, src_vocab, tgt_vocab = corpus.task, corpus.src_vocab, corpus.tgt_vocab
         own, extra = corpus.own, corpus.extra
-    elif init is None:
-        if train_cfg.subword_vocab:
-            task = task.with_subwords(_subwords(out / SUBWORDS, (task.tokenize_tgt(t) for _, t in train_pairs),
-                                                 train_cfg.subword_vocab, resume))
-        src_vocab, tgt_vocab = build_vocabs(task, train_pairs, train_cfg.min_freq,
-                                            bool(model_options.get("share_embeddings")))
     for side, vocab in (("source", src_vocab), ("target", tgt_vocab)):
         if len(vocab) == len(SPECIALS):
             raise TrainError(f"the {side} vocabulary is empty: no {side} token occurs min_freq={train_cfg.min_freq} "
                              "times in the training split (lower --min-freq)")
-    if init is not None or task.spec is not None:
-        own = encode_pairs(train_pairs[:main_size], task, src_vocab, tgt_vocab, train_cfg.max_len)
-        extra = encode_pairs(train_pairs[main_size:], task, src_vocab, tgt_vocab, train_cfg.max_len)
     if not own + extra:
         raise TrainError("no training pairs left after tokenisation and length filtering: every pair has a side "
                          f"longer than max_len={train_cfg.max_len} tokens (raise --max-len)")

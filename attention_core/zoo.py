@@ -23,11 +23,12 @@ from attention_core.card import architecture
 from attention_core.corpora import sha256_file
 from attention_core.data import TASKS, Splits, load_splits
 from attention_core.encoded import FOLDER as ENCODED
+from attention_core.encoded import build_vocabs
 from attention_core.evaluation import evaluate
 from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.runlock import hold
-from attention_core.training import TrainConfig, TrainError, build_vocabs, fit
+from attention_core.training import TrainConfig, TrainError, fit
 from attention_core.transformer import TRANSFORMER
 
 VARIANTS: dict[str, dict] = {

@@ -52,8 +52,8 @@ SYSTEM = "glibc malloc"
 def _examples(workload: str) -> tuple[list, int, int, dict]:
     """Real training examples of a workload, with its vocabulary sizes and model options."""
     from attention_core.data import encode_pairs, get_task, load_splits
+    from attention_core.encoded import build_vocabs
     from attention_core.subword import Subwords
-    from attention_core.training import build_vocabs
     from attention_core.zoo import RECIPES
 
     if workload == "couplet":

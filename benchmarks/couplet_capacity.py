@@ -56,7 +56,7 @@ def vocab() -> Vocab:
     run = ROOT / "runs" / "c25" / "full-h256" / "src_vocab.json"
     if run.is_file():
         return Vocab.load(run)
-    from attention_core.training import build_vocabs
+    from attention_core.encoded import build_vocabs
     from attention_core.zoo import RECIPES
 
     recipe = RECIPES["couplet"]
