@@ -231,16 +231,14 @@ def read(folder: str | Path, task: Task) -> EncodedCorpus:
     folder = Path(folder)
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        for name, digest in manifest["files"].items():
-            if _sha256(folder / name) != digest:
-                raise EncodedCorpusError(f"{folder / name} differs from its checksum in {folder / MANIFEST}")
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        if isinstance(err, EncodedCorpusError):
-            raise EncodedCorpusError(f"{err}: the encoded corpus is damaged; delete {folder} to encode the corpus "
-                                     "again (its pieces will differ from those of the runs already trained on it)"
-                                     ) from None
+        damaged = [name for name, digest in manifest["files"].items() if _sha256(folder / name) != digest]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise EncodedCorpusError(f"{folder} is not a whole encoded corpus ({err}); delete it to encode the corpus "
                                  "again") from None
+    if damaged:
+        raise EncodedCorpusError(f"{folder / damaged[0]} differs from its checksum in {folder / MANIFEST}: the encoded "
+                                 f"corpus is damaged; delete {folder} to encode the corpus again (its pieces will "
+                                 "differ from those of the runs already trained on it)")
     if "subwords.json" in manifest["files"]:
         task = task.with_subwords(Subwords.load(folder / "subwords.json"))
     src_vocab = Vocab.load(folder / "src_vocab.json")
