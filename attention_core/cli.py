@@ -319,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recipe", choices=("cpu", "gpu"), default="cpu",
                    help="cpu: the recipes chosen on a CPU (batch 64); gpu: the same at eight times the batch and twice "
                         "the learning rate, for a GPU that trains the whole zoo at once")
+    p.add_argument("--pieces-from", default="models",
+                   help="a models folder whose default model (luong-general) lends its BPE pieces to a task's encoded "
+                        "corpus when that is first made, if it was trained at --recipe (default: the bundled models)")
     p.add_argument("--quiet", action="store_true")
 
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
@@ -552,7 +555,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         except ValueError as err:
             raise InputError(f"--only: {err}") from None
         run_zoo(args.data, str(runs_home(args.runs)), args.models, args.results, args.only, args.device, not args.quiet,
-                args.precision, args.stage, args.recipe)
+                args.precision, args.stage, args.recipe, args.pieces_from)
         return 0
     if args.command == "export":
         out = Path(args.out)

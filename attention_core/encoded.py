@@ -135,7 +135,8 @@ def encode_corpus(task: Task, pairs: Sequence[tuple[str, str]], main_size: int, 
 
 
 def load_or_encode(home: str | Path, task: Task, pairs: Sequence[tuple[str, str]], main_size: int,
-                   settings: VocabularySettings, subwords: Subwords | None = None) -> tuple[EncodedCorpus, str]:
+                   settings: VocabularySettings, subwords: Subwords | None = None,
+                   seed: Subwords | None = None) -> tuple[EncodedCorpus, str]:
     """The task's encoded corpus from ``home``, encoding and saving it there first when it is not there yet.
 
     Args:
@@ -146,6 +147,9 @@ def load_or_encode(home: str | Path, task: Task, pairs: Sequence[tuple[str, str]
         settings: The vocabulary settings.
         subwords: The pieces a resumed run began with; when the saved corpus has others, this run's split is
             encoded with these, in memory only.
+        seed: The pieces to make the corpus with when it is not saved yet, instead of learning new ones (the
+            shipped default model's, so that the other variants share its pieces and vocabularies). A corpus
+            already saved keeps its own.
 
     Returns:
         ``(corpus, how)``: ``how`` is ``read`` (from the folder), ``written`` (encoded and saved) or ``own pieces``
@@ -161,7 +165,7 @@ def load_or_encode(home: str | Path, task: Task, pairs: Sequence[tuple[str, str]
         if subwords is None or corpus.task.subwords is None or _same_pieces(subwords, corpus.task.subwords):
             return corpus, "read"
         return encode_corpus(task, pairs, main_size, settings, subwords), "own pieces"
-    corpus = encode_corpus(task, pairs, main_size, settings, subwords)
+    corpus = encode_corpus(task, pairs, main_size, settings, subwords or seed)
     if not write(folder, corpus, settings):  # another process saved it first: use theirs, as every run will
         return load_or_encode(home, task, pairs, main_size, settings, subwords)
     return corpus, "written"

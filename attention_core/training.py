@@ -345,6 +345,7 @@ def fit(
     command: str | None = None,
     init: Translator | None = None,
     encoded: str | Path | None = None,
+    pieces: Subwords | None = None,
 ) -> dict:
     """Train a model on a task's splits, checkpointing every epoch (and within long epochs).
 
@@ -378,6 +379,8 @@ def fit(
         encoded: The folder of encoded corpora a bundled task's run reads its pieces, vocabularies and ids from,
             or encodes them into ([`attention_core.encoded`][attention_core.encoded]); default: ``encoded`` in
             the runs folder ([`runs_home`][attention_core.corpora.runs_home]).
+        pieces: The subword pieces a bundled task's encoded corpus is made with when it is not saved yet
+            (``load_or_encode``'s ``seed``; the zoo passes its shipped default model's); default: learned.
 
     Returns:
         A summary: best dev BLEU, epochs run, whether training finished, the history.
@@ -402,18 +405,18 @@ def fit(
                              "or choose another --out folder")
         encoded = Path(encoded) if encoded is not None else runs_home() / ENCODED
         return _fit(task, splits, out, model_options, train_cfg, resume, dev_, progress, command, init, rank, world,
-                    encoded)
+                    encoded, pieces)
 
 
 def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: TrainConfig, resume: bool,
          dev_: torch.device, progress: bool, command: str | None, init: Translator | None, rank: int,
-         world: int, encoded: Path) -> dict:
+         world: int, encoded: Path, pieces: Subwords | None) -> dict:
     """[`fit`][attention_core.training.fit] in a folder this process holds."""
     precision = resolve_precision(train_cfg.precision, dev_)
     ckpt = _read_checkpoint(out, resume, init, dev_)
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
-    data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume, encoded)
+    data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume, encoded, pieces)
     run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
     fingerprint = _fingerprint(data)
     if ckpt is not None:
@@ -567,7 +570,7 @@ def _read_checkpoint(out: Path, resume: bool, init: Translator | None, device: t
 
 
 def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,
-                  out: Path, resume: bool, encoded: Path) -> _Data:
+                  out: Path, resume: bool, encoded: Path, seed: Subwords | None) -> _Data:
     """Subwords and vocabularies (the task's encoded corpus, learned, or the continued model's), then the ids."""
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
@@ -583,7 +586,7 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
                                       bool(model_options.get("share_embeddings")))
         if task.spec is None:  # a bundled task: one encoded corpus, shared by its variants' runs
             began = Subwords.load(out / SUBWORDS) if resume and (out / SUBWORDS).is_file() else None
-            corpus, how = load_or_encode(encoded, task, train_pairs, main_size, settings, began)
+            corpus, how = load_or_encode(encoded, task, train_pairs, main_size, settings, began, seed)
             encoding = {"how": how, "key": corpus.key, "own": len(corpus.own), "extra": len(corpus.extra)}
             if corpus.task.subwords is not None and began is None:
                 atomic_write(out / SUBWORDS, corpus.task.subwords.save)

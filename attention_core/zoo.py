@@ -25,9 +25,10 @@ from attention_core.data import TASKS, Splits, load_splits
 from attention_core.encoded import FOLDER as ENCODED
 from attention_core.encoded import build_vocabs
 from attention_core.evaluation import evaluate
-from attention_core.hub import WEIGHTS, atomic_write_text, load_folder, save_pretrained
+from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write_text, load_folder, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.runlock import hold
+from attention_core.subword import Subwords
 from attention_core.training import TrainConfig, TrainError, fit
 from attention_core.transformer import TRANSFORMER
 
@@ -184,16 +185,20 @@ DECODINGS: dict[str, list[tuple[str, int, bool | None]]] = {
 }
 """How each zoo model is evaluated: label, beam size, couplet constraints (``None``: the task's default)."""
 
+DEFAULT_VARIANT = "luong-general"
+"""Each task's default model: trained first, and its pieces are the ones every other variant's corpus is made with."""
+
+
 ZOO_ORDER: list[tuple[str, str]] = [
-    ("translation", "luong-general"),
-    ("couplet", "luong-general"),
+    ("translation", DEFAULT_VARIANT),
+    ("couplet", DEFAULT_VARIANT),
     ("translation", "none"),
     ("couplet", "none"),
     *[
         (task, v)
         for task in ("translation", "couplet")
         for v in VARIANTS
-        if v not in ("luong-general", "none")
+        if v not in (DEFAULT_VARIANT, "none")
     ],
 ]
 """Training order: the app's defaults and the baselines first, so a partial zoo is already useful."""
@@ -432,6 +437,28 @@ PARTIAL = "PARTIAL.json"
 --final``), so ``--stage finish`` refuses it."""
 
 
+def shipped_pieces(models: Path, task: str, recipe: str) -> Subwords | None:
+    """The subword pieces of the task's default model in ``models``, when it was trained at ``recipe``.
+
+    The zoo's first model of a task writes the task's encoded corpus; when the default model was trained before
+    (an earlier session, or the bundled one), the corpus is made with its pieces instead of new ones, so that the
+    other variants share its vocabularies and differ from it only in their attention.
+
+    Args:
+        models: The models folder (``--models``).
+        task: ``translation`` or ``couplet``.
+        recipe: The recipe set the variants are trained at.
+
+    Returns:
+        The pieces, or ``None`` when there is no such model, it has no pieces, or another recipe trained it.
+    """
+    folder = models / task / DEFAULT_VARIANT
+    if not (folder / SUBWORDS).is_file() or not (folder / CONFIG).is_file():
+        return None
+    settings = json.loads((folder / CONFIG).read_text(encoding="utf-8")).get("meta", {}).get("train") or {}
+    return Subwords.load(folder / SUBWORDS) if trained_recipe(task, settings) == recipe else None
+
+
 def final_run(runs: Path, task: str, variant: str) -> Path:
     """The run folder that holds a zoo model's final weights: its second stage's when the recipe has one."""
     return runs / task / (variant if RECIPES[task].continued is None else f"{variant}-continued")
@@ -439,12 +466,14 @@ def final_run(runs: Path, task: str, variant: str) -> Path:
 
 def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path, results: Path, data: str,
               device: str | None = None, progress: bool = True, precision: str = "auto", stage: str = "all",
-              recipe: str = "cpu") -> None:
+              recipe: str = "cpu", pieces_from: Path | None = None) -> None:
     """Train (or resume), export and evaluate one zoo model (``precision``: see ``TrainConfig.precision``).
 
     ``stage`` ([`STAGES`][attention_core.zoo.STAGES]) does only the training, or only the export and evaluation of
     a model trained into ``runs`` elsewhere; a ``finish`` for a model whose final run folder holds no trained model
-    raises ``TrainError``. ``recipe`` names one of [`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS].
+    raises ``TrainError``. ``recipe`` names one of [`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS]. A variant
+    other than the default makes the task's encoded corpus (when it is not made yet) with the pieces of the default
+    model in ``pieces_from`` (default: ``models``), when that was trained at ``recipe``.
     """
     name = f"{task}/{variant}"
     chosen = RECIPE_SETS[recipe][task]
@@ -459,8 +488,9 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
     if stage != "finish":
         print(json.dumps({"event": "zoo", "model": name, "options": options, "train": asdict(train_cfg)}),
               flush=True)
+        pieces = shipped_pieces(pieces_from or models, task, recipe) if variant != DEFAULT_VARIANT else None
         fit(TASKS[task], splits, runs / task / variant, options, train_cfg, resume=True, device=device,
-            progress=progress, command=command, encoded=runs / ENCODED)
+            progress=progress, command=command, encoded=runs / ENCODED, pieces=pieces)
         continued = chosen.continued
         if continued is not None:
             first = load_folder(runs / task / variant)
@@ -519,6 +549,7 @@ def run_zoo(
     precision: str = "auto",
     stage: str = "all",
     recipe: str = "cpu",
+    pieces_from: str | None = "models",
 ) -> None:
     """Train, export and evaluate every zoo model (see the module docstring).
 
@@ -539,6 +570,9 @@ def run_zoo(
             model it cannot finish (not trained here, trained only partly or at another recipe) and names them all
             at the end.
         recipe: ``cpu`` or ``gpu`` ([`RECIPE_SETS`][attention_core.zoo.RECIPE_SETS]).
+        pieces_from: A models folder whose default model lends its pieces to a task's encoded corpus when that is
+            first made ([`shipped_pieces`][attention_core.zoo.shipped_pieces]; the bundled ``models``, as the
+            other variants are trained beside the default that ships); ``None``: ``models``.
 
     Raises:
         TrainError: A model cannot be trained, or (``finish``) some could not be finished.
@@ -562,7 +596,7 @@ def run_zoo(
                 continue
             try:
                 build_one(task, variant, splits_cache[task], Path(runs), Path(models), Path(results), data, device,
-                          progress, precision, stage, recipe)
+                          progress, precision, stage, recipe, Path(pieces_from or models))
             except TrainError as err:
                 if stage != "finish":
                     raise

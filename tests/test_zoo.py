@@ -18,6 +18,7 @@ from interrupt import stop_at_step
 from attention_core import zoo
 from attention_core.data import TASKS, Splits, get_task, load_splits
 from attention_core.hub import WEIGHTS, load_folder
+from attention_core.subword import Subwords
 from attention_core.training import CHECKPOINT, TrainConfig, TrainError, fit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -482,3 +483,30 @@ def test_the_card_says_a_first_stage_decayed_its_learning_rate():
     assert _stages_line(meta).startswith("Two stages: after 7 epochs (learning rate 0.001, falling linearly over the "
                                          "last 2 to 0.0001), the model was continued with a fresh optimiser at "
                                          "learning rate 0.00025")
+
+
+def test_the_other_variants_are_encoded_with_the_shipped_default_models_pieces(tmp_path, monkeypatch):
+    splits = _tiny_translation(monkeypatch, None)
+    tiny = zoo.RECIPES["translation"]
+    monkeypatch.setitem(zoo.RECIPES, "translation", replace(tiny, train=replace(tiny.train, subword_vocab=100)))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    runs, models, results = tmp_path / "runs", tmp_path / "models", tmp_path / "results"
+    zoo.build_one("translation", "luong-general", splits, runs, models, results, str(data_dir()), progress=False)
+    default = models / "translation" / "luong-general"
+    # the default was shipped from another machine: no encoded corpus here, and pieces no run here learned
+    shutil.rmtree(runs / zoo.ENCODED)
+    task = get_task("translation")
+    theirs = Subwords.train((task.tokenize_tgt(t) for _, t in splits.train[:300]), 150)
+    theirs.save(default / "subwords.json")
+    assert zoo.shipped_pieces(models, "translation", "cpu").tokenizer.to_str() == theirs.tokenizer.to_str()
+    assert zoo.shipped_pieces(models, "translation", "gpu") is None  # another recipe's model lends none
+    zoo.build_one("translation", "none", splits, runs, models, results, str(data_dir()), progress=False,
+                  stage="train")
+    none = load_folder(runs / "translation" / "none")
+    assert none.task.subwords.tokenizer.to_str() == theirs.tokenizer.to_str()
+    assert (runs / "translation" / "none" / "subwords.json").read_text() == (default / "subwords.json").read_text()
+    # a default trained at another recipe lends nothing: the corpus already saved is read as it is
+    config = json.loads((default / "config.json").read_text())
+    config["meta"]["train"]["lr"] = 0.123
+    (default / "config.json").write_text(json.dumps(config))
+    assert zoo.shipped_pieces(models, "translation", "cpu") is None
