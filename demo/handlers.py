@@ -64,6 +64,7 @@ from demo.plots import (
     step_figure,
     with_rows,
 )
+from demo.provenance import model_data_line
 
 MAX_CHARS = {"translation": 1000, "couplet": 64, OWN: 1000}
 """Longest accepted input (characters) per tab; a paragraph is split into sentences of at most
@@ -327,8 +328,13 @@ def _rules_summary(settings: Settings) -> str:
     return "constraints 约束: length, punctuation" + (", " + ", ".join(on) if on else "")
 
 
-def _controls_line(couplet: bool, settings: Settings, window: int | None, model: torch.nn.Module) -> str:
-    """The settings in force, saying which controls do not apply to this model or setting."""
+def _controls_line(couplet: bool, settings: Settings, window: int | None, model: torch.nn.Module,
+                   data: str | None = None) -> str:
+    """The settings in force, saying which controls do not apply to this model or setting.
+
+    ``data``: the model's training data, said while its task's models differ in it
+    ([`model_data_line`][demo.provenance.model_data_line]).
+    """
     label = html.escape(variant_label(settings.variant, model))
     has_attention = model.has_attention
     decoding = (f"beam {settings.beam_size} (ranked by log p ÷ length)" if settings.beam_size > 1
@@ -345,6 +351,8 @@ def _controls_line(couplet: bool, settings: Settings, window: int | None, model:
         parts.append(_rules_summary(settings))
         if not settings.constrained:
             parts.append("the rule switches apply only with constraints on 规则仅在约束开启时生效")
+    if data:
+        parts.append(html.escape(data))
     return " · ".join(parts)
 
 
@@ -356,7 +364,7 @@ MAX_SENTENCE_LINES = 20
 
 
 def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings, seconds: float,
-                 window: int | None, model: torch.nn.Module) -> str:
+                 window: int | None, model: torch.nn.Module, data: str | None = None) -> str:
     """The one line under an output: the model, its decoding, the time, and how much the details hold.
 
     A setting is named only when it is not the model's own (hard attention, another window); the names carried
@@ -369,6 +377,8 @@ def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings
         seconds: What the request took.
         window: The window in force (``None``: global).
         model: The model.
+        data: The model's training data, said while its task's models differ in it
+            ([`model_data_line`][demo.provenance.model_data_line]).
     """
     label = variant_label(settings.variant, model)
     parts = [f"**{html.escape(label)}**", f"beam {settings.beam_size}" if settings.beam_size > 1 else "greedy 贪心"]
@@ -380,6 +390,8 @@ def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings
             parts.append("hard 硬")
         if settings.window not in (None, "", "default"):
             parts.append("global 全局" if window is None else f"window D = {window}")
+    if data:
+        parts.append(html.escape(data))
     if len(outs) > 1:
         parts.append(f"{len(outs)} sentences 句")
     parts.append(f"{seconds * 1000:.0f} ms")
@@ -393,7 +405,7 @@ def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings
 
 
 def _info(couplet: bool, outs: list[Output], notes: list[list[Note]], settings: Settings,
-          seconds: float, window: int | None, model: torch.nn.Module) -> str:
+          seconds: float, window: int | None, model: torch.nn.Module, data: str | None = None) -> str:
     """The Markdown line under the output: settings, what the model read, score, time, and notes.
 
     ``couplet``: the model writes couplets (its task is constrained): characters joined, the rules listed.
@@ -404,7 +416,7 @@ def _info(couplet: bool, outs: list[Output], notes: list[list[Note]], settings: 
     joiner = "" if couplet else " "
     has_attention = model.has_attention
     lines = [
-        _controls_line(couplet, settings, window, model),
+        _controls_line(couplet, settings, window, model, data),
         f"{len(outs)} sentences 句 · {seconds * 1000:.0f} ms" if len(outs) > 1 else f"{seconds * 1000:.0f} ms",
     ]
     if len(outs) > DETAILED_SENTENCES:
@@ -1126,8 +1138,9 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                                 translator.task.tokenize_src)
                  for i, (out, m) in enumerate(zip(outs, maps))]
     notes = [translator.notes(out) for out in outs]
-    info = _info(couplet, outs, notes, settings, seconds, model.resolve_window(window), model)
-    summary = summary_line(outs, notes, settings, seconds, model.resolve_window(window), model)
+    data = model_data_line(registry, task, settings.variant)
+    info = _info(couplet, outs, notes, settings, seconds, model.resolve_window(window), model, data)
+    summary = summary_line(outs, notes, settings, seconds, model.resolve_window(window), model, data)
     state = {**sentences[0], "sentences": sentences, "sentence": 0, "info": info, "variant": settings.variant,
              "task": task, "own_attention": not settings.hard and settings.window in (None, "", "default")}
     view = attention_view(state, None, pieces, layer, head)

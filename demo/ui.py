@@ -52,6 +52,7 @@ from demo.links import GOLD_SIZES, TASK_TABS, docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import OWN, ModelRegistry, is_rtl, own_examples, sides
 from demo.plots import message_figure
+from demo.provenance import mixed_zoo_note
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
     import spaces
@@ -330,7 +331,7 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     c: dict = {}
     label = "your model 你的模型" if task == OWN else "score function / variant 注意力类型"
     c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task), label=label,
-                               elem_id=f"{task}-variant")
+                               elem_id=f"{task}-variant", info=mixed_zoo_note(registry, task))
     gr.Markdown(_doc("theory/scores", "How the decoder scores each source position: dot, scaled dot, "
                      "general (bilinear), concat (additive), or no attention at all.")
                 + " " + _doc("theory/transformer", "The Transformer scores with scaled dot in several heads and "
@@ -917,7 +918,7 @@ def _side_controls(registry: ModelRegistry, side: str, variant: str | None, task
     return {
         # the choices follow the task chosen in the page; the API may name any task's model (checked by the run)
         "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型", allow_custom_value=True,
-                               elem_id=f"compare-{side}-variant"),
+                               elem_id=f"compare-{side}-variant", info=mixed_zoo_note(registry, task)),
         "window": gr.Dropdown(WINDOW_CHOICES, value=MODEL_OWN[0], label=f"window D {side} 窗口",
                               elem_id=f"compare-{side}-window", interactive=on["window"],
                               info=window_info(registry, task, variant)),
@@ -1023,7 +1024,8 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
         def switch(task_value: str) -> tuple:
             choices = registry.variants(task_value)
             first, second = compare_defaults(registry, task_value)
-            return (gr.Dropdown(choices, value=first), gr.Dropdown(choices, value=second),
+            note = mixed_zoo_note(registry, task_value) or ""  # "" clears the other task's note
+            return (gr.Dropdown(choices, value=first, info=note), gr.Dropdown(choices, value=second, info=note),
                     gr.Textbox(value=compare_example(registry, task_value), rtl=compare_rtl(registry, task_value)),
                     *(gr.update(value=value) for value in MODEL_OWN * 2))  # other models: their own window, soft
 
