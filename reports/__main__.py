@@ -21,11 +21,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--retrain-toy", action="store_true",
                         help="train the bottleneck figure's two toy models again (default: their stored accuracies, "
                              "results/theory_bottleneck.json, while the figure's settings are unchanged)")
+    parser.add_argument("--tables", action="store_true",
+                        help="only the tables and the orderings page, from results/eval (no figure is drawn, no model "
+                             "run): while the zoo is retrained model by model, the figures keep their models")
     args = parser.parse_args(argv)
     from reports.report import write_report  # after parsing: --help stays instant
 
     try:
-        for path in write_report(args.results, args.models, data_home(args.data), args.retrain_toy):
+        for path in write_report(args.results, args.models, data_home(args.data), args.retrain_toy,
+                                 args.tables):
             print(path)
     except (DataError, ModelLoadError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

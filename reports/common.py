@@ -19,6 +19,7 @@ from demo.models import VARIANT_LABELS
 
 SET_TITLES = {
     "translation": "cmn-eng test (1,000 pairs)",
+    "translation-tv4dialog-test": "tv4dialog test (1,203 utterances of 4 held-out episodes)",
     "couplet": "couplet test (3,834 modern couplets)",
     "couplet-poetry-test": "poetry-couplet test (2,487 classical line pairs)",
 }

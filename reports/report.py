@@ -32,12 +32,14 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from attention_core.data import TASKS, DataError, load_splits
+from attention_core.data import TASKS, DataError, Splits, load_splits
 from attention_core.hub import atomic_write_text
 from attention_core.metrics import MIN_BUCKET, bleu_by_length
+from attention_core.zoo import RECIPES
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import BUNDLED, DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
+from demo.provenance import training_data
 from reports.common import SET_TITLES, bootstrap, interval, load_reports, ordered, write_figure
 from reports.comparison import write_comparison
 from reports.theory_figures import theory_figure_links, write_theory_figures
@@ -52,6 +54,7 @@ EXAMPLES = {
 
 TEST_SETS = {
     "translation": ("translation", "test"),
+    "translation-tv4dialog-test": ("translation", "tv4dialog-test"),
     "couplet": ("couplet", "test"),
     "couplet-poetry-test": ("couplet", "poetry-test"),
 }
@@ -62,9 +65,10 @@ TEST_SETS = {
 def load_test_sets(data: str | Path) -> dict[str, list[tuple[str, str]]]:
     """The ``(source, reference)`` pairs of every test set in ``TEST_SETS`` (none where a corpus is missing)."""
     sets: dict[str, list[tuple[str, str]]] = {}
+    loaded: dict[str, Splits] = {}
     for key, (task, name) in TEST_SETS.items():
         try:
-            splits = load_splits(task, data)
+            splits = loaded.get(task) or loaded.setdefault(task, load_splits(task, data, extra=RECIPES[task].extra))
         except DataError:
             continue
         pairs = splits.evaluation_sets().get(name)
@@ -148,15 +152,21 @@ def rules_table(variants: dict[str, dict[str, dict]], decoding: str = "beam5") -
     return header + "\n".join(rows) + "\n"
 
 
-def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] | None = None
-          ) -> tuple[list[dict], str]:
-    """Rows (JSON) and a Markdown table of one test set."""
+def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] | None = None,
+          data: dict[str, str] | None = None) -> tuple[list[dict], str]:
+    """Rows (JSON) and a Markdown table of one test set.
+
+    ``data``: each variant's training data ([`training_data`][demo.provenance.training_data]); while the
+    variants differ in it (a zoo being retrained), the table has a column that names it.
+    """
     task = TEST_SETS.get(key, (key, "test"))[0]
     intervals = versus_none(variants, references)
+    data = data or {}
+    mixed = len({data.get(v) for v in variants}) > 1
     rows = []
     for v in ordered(variants):
         r = variants[v]
-        row: dict = {"variant": v}
+        row: dict = {"variant": v, "trained_on": data.get(v)}
         for decoding, report in r.items():
             row[f"bleu_{decoding}"] = round(report["bleu"], 2)
             row[f"chrf_{decoding}"] = round(report["chrf"], 2)
@@ -194,6 +204,16 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
             f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
+    if mixed:  # a column after the variant's, and a line that says why
+        lines = (header + body).splitlines()
+        lines[0] = lines[0].replace("| variant |", "| variant | trained on |", 1)
+        lines[1] = "|---" + lines[1]
+        for i, r in enumerate(rows):
+            lines[2 + i] = lines[2 + i].replace(f"| {r['variant']} |", f"| {r['variant']} | {r['trained_on'] or '—'} |",
+                                                1)
+        note = ("\nThe zoo is being retrained on new data one model at a time: a difference between two rows trained "
+                "on different data is not the attention's alone.\n")
+        return rows, "\n".join(lines) + "\n" + note
     return rows, header + body
 
 
@@ -250,10 +270,15 @@ def _compare(variants: dict, references: list[str] | None, a: str, b: str) -> tu
     return f"no clear difference ({scores}; {ci})", 0
 
 
-def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[str, list[str]] | None = None
-              ) -> str:
-    """Compare our measured orderings with Luong et al. 2015, in plain words computed from the numbers."""
+def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[str, list[str]] | None = None,
+              data: dict[str, dict[str, str]] | None = None) -> str:
+    """Compare our measured orderings with Luong et al. 2015, in plain words computed from the numbers.
+
+    ``data``: each test set's variants' training data (``training_data_of``); two variants trained on different
+    data (a zoo being retrained) are not compared, and the line says so.
+    """
     references = references or {}
+    data = data or {}
     lines = [
         "**Do we reproduce Luong et al. 2015?**\n",
         "Luong et al. (2015, §5.3 and Table 4, WMT English→German) report that with *global* attention "
@@ -267,23 +292,35 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
         if not variants:
             continue
         refs = references.get(key)
+        trained_on = data.get(key, {})
+
+        def compare(a: str, b: str, refs=refs, variants=variants, trained_on=trained_on) -> tuple[str, int | None]:
+            if trained_on.get(a) != trained_on.get(b):
+                return (f"not compared while the zoo is retrained: `{a}` was trained on {trained_on.get(a) or '?'}, "
+                        f"`{b}` on {trained_on.get(b) or '?'}"), None
+            return _compare(variants, refs, a, b)
+
         bleu = {v: r["beam5"]["bleu"] for v, r in variants.items()}
         entropy = {v: r["greedy"]["alignment"]["entropy"] for v, r in variants.items()
                    if "alignment" in r.get("greedy", {})}
         lines.append(f"\n### {SET_TITLES.get(key, key)}\n")
         ranking = sorted(bleu, key=bleu.get, reverse=True)
-        lines.append("Ranking by BLEU: " + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in ranking) + "\n")
+        mixed = len({trained_on.get(v) for v in bleu}) > 1
+        lines.append("Ranking by BLEU: " + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in ranking)
+                     + (" (while the zoo is retrained the ranking holds models trained on different data: see the "
+                        "table's column)" if mixed else "") + "\n")
         if {"luong-dot", "luong-concat"} <= bleu.keys():
-            text, verdict = _compare(variants, refs, "luong-dot", "luong-concat")
-            lines.append(f"- dot vs concat (global): {text} — the paper's 'concat does poorly' is "
-                         f"**{'reproduced' if verdict == 1 else 'not reproduced'}**.")
+            text, verdict = compare("luong-dot", "luong-concat")
+            lines.append(f"- dot vs concat (global): {text}" + ("" if verdict is None else
+                         f" — the paper's 'concat does poorly' is "
+                         f"**{'reproduced' if verdict == 1 else 'not reproduced'}**") + ".")
         if {"luong-dot", "luong-general"} <= bleu.keys():
-            text, _ = _compare(variants, refs, "luong-dot", "luong-general")
+            text, _ = compare("luong-dot", "luong-general")
             lines.append(f"- dot vs general (global): {text}; the paper found dot works well for global attention.")
         if {"luong-dot", "luong-scaled_dot"} <= bleu.keys():
-            text, _ = _compare(variants, refs, "luong-scaled_dot", "luong-dot")
+            text, verdict = compare("luong-scaled_dot", "luong-dot")
             detail = ""
-            if "luong-dot" in entropy and "luong-scaled_dot" in entropy:
+            if "luong-dot" in entropy and "luong-scaled_dot" in entropy and verdict is not None:
                 size = variants["luong-scaled_dot"]["greedy"]["model"]["hidden_size"]  # the keys' size
                 ceiling = variants["luong-scaled_dot"]["greedy"]["alignment"].get("uniform_entropy")
                 equal = f", {ceiling:.2f} for equal weights over every source position" if ceiling else ""
@@ -292,17 +329,21 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
                           f"products by √{size} = {math.sqrt(size):.3g} flattens the softmax.")
             lines.append(f"- scaled dot vs dot: {text}." + detail)
         if {"luong-general-local-p", "luong-general"} <= bleu.keys():
-            text, verdict = _compare(variants, refs, "luong-general-local-p", "luong-general")
-            lines.append(f"- local-p vs global (general): {text} — the paper's gain from local-p is "
-                         f"**{'reproduced' if verdict == 1 else 'not reproduced'}** on this data.")
+            text, verdict = compare("luong-general-local-p", "luong-general")
+            lines.append(f"- local-p vs global (general): {text}" + ("" if verdict is None else
+                         " — the paper's gain from local-p is "
+                         f"**{'reproduced' if verdict == 1 else 'not reproduced'}** on this data") + ".")
         if "none" in bleu:
-            others = [v for v in bleu if v != "none"]
+            apart = [v for v in bleu if v != "none" and trained_on.get(v) != trained_on.get("none")]
+            others = [v for v in bleu if v != "none" and v not in apart]
             verdicts = {v: _compare(variants, refs, v, "none")[1] for v in others}
             beaten = [v for v in others if verdicts[v] == 1]
             unclear = [v for v in others if verdicts[v] != 1]
             lines.append(f"- attention variants that beat `none` ({bleu['none']:.2f}) with a 95 % interval above 0: "
                          f"{len(beaten)}/{len(others)}"
-                         + (f"; not shown for {', '.join(f'`{v}`' for v in unclear)}" if unclear else "") + ".")
+                         + (f"; not shown for {', '.join(f'`{v}`' for v in unclear)}" if unclear else "")
+                         + (f"; not compared while the zoo is retrained (other data than `none`'s): "
+                            f"{', '.join(f'`{v}`' for v in apart)}" if apart else "") + ".")
     return "\n".join(lines) + "\n"
 
 
@@ -406,28 +447,48 @@ def write_samples(results: Path, reports: dict, data: str | Path) -> list[Path]:
     return [path]
 
 
+def training_data_of(models: Path, task: str, variants: list[str]) -> dict[str, str]:
+    """Each variant's training data, from its model folder's config (variants without a folder are left out)."""
+    out = {}
+    for variant in variants:
+        config = models / task / variant / "config.json"
+        if config.is_file():
+            data = training_data(json.loads(config.read_text(encoding="utf-8")).get("meta", {}))
+            if data is not None:
+                out[variant] = data
+    return out
+
+
 def write_report(results: str | Path = "results", models: str | Path | None = None,
-                 data: str | Path | None = None, retrain_toy: bool = False) -> list[Path]:
+                 data: str | Path | None = None, retrain_toy: bool = False, tables_only: bool = False) -> list[Path]:
     """Write everything listed in the module docstring; returns the files written.
 
     ``retrain_toy`` measures the bottleneck figure's toy models again instead of reading
     ``results/theory_bottleneck.json`` ([`stored_bottleneck`][reports.theory_figures.stored_bottleneck]).
+    ``tables_only`` writes the tables and the orderings page alone, from the evaluation reports (no figure, no
+    model run): while the zoo is retrained model by model, the figures keep the models they were drawn from.
     """
     results = Path(results)
     reports = load_reports(results)
     test_sets = load_test_sets(data)
     references = {key: [t for _, t in pairs] for key, pairs in test_sets.items()}
     written: list[Path] = []
-    for task, variants in reports.items():
-        rows, md = table(task, variants, references.get(task))
-        atomic_write_text(results / "tables" / f"{task}.json", json.dumps(rows, indent=2))
-        atomic_write_text(results / "tables" / f"{task}.md", md)
-        written += [results / "tables" / f"{task}.json", results / "tables" / f"{task}.md"]
-        stem = results / "figures" / f"bleu-by-length-{task}"
-        write_figure(length_figure(task, variants, pairs=test_sets.get(task)), stem)
+    trained_on = {key: training_data_of(Path(models) if models else BUNDLED, TEST_SETS.get(key, (key, "test"))[0],
+                                        list(variants)) for key, variants in reports.items()}
+    for key, variants in reports.items():
+        rows, md = table(key, variants, references.get(key), trained_on[key])
+        atomic_write_text(results / "tables" / f"{key}.json", json.dumps(rows, indent=2))
+        atomic_write_text(results / "tables" / f"{key}.md", md)
+        written += [results / "tables" / f"{key}.json", results / "tables" / f"{key}.md"]
+        if tables_only:
+            continue
+        stem = results / "figures" / f"bleu-by-length-{key}"
+        write_figure(length_figure(key, variants, pairs=test_sets.get(key)), stem)
         written.append(stem.with_suffix(".png"))
-    atomic_write_text(results / "orderings.md", orderings(reports, references))
+    atomic_write_text(results / "orderings.md", orderings(reports, references, trained_on))
     written.append(results / "orderings.md")
+    if tables_only:
+        return written
     written += write_samples(results, reports, data)
     written += record_live(results)
     registry = ModelRegistry.load(models, "cpu") if models else ModelRegistry.load(device="cpu")

@@ -30,3 +30,30 @@ def test_the_scaled_dot_sentence_quotes_the_uniform_ceiling_only_when_measured()
     couplet, translation = text.split("### ")[1:3]
     assert "1.40 unscaled, 2.11 for equal weights over every source position" in couplet
     assert "equal weights" not in translation  # a report from before the ceiling was measured claims none
+
+
+def test_while_the_zoo_is_retrained_models_on_other_data_are_not_compared_and_the_table_says_whose_data():
+    from reports.report import table
+
+    reports = {"translation": {"none": _variant(19.3, 0.0, 256), "luong-dot": _variant(29.2, 1.22, 256),
+                               "luong-general": _variant(34.7, 0.97, 256), "bahdanau": _variant(27.9, 1.5, 256)}}
+    new, old = "cmn-eng ×3 + cmn-eng-extra + tv4dialog", "cmn-eng + cmn-eng-extra"
+    data = {"none": new, "luong-general": new, "luong-dot": old, "bahdanau": old}
+    text = orderings(reports, data={"translation": data})
+    assert "dot vs general (global): not compared while the zoo is retrained: `luong-dot` was trained on " \
+           f"{old}, `luong-general` on {new}" in text
+    assert "beat `none` (19.30) with a 95 % interval above 0: 0/1; not shown for `luong-general`; not compared " \
+           "while the zoo is retrained (other data than `none`'s): `bahdanau`, `luong-dot`" in text \
+           or "not compared while the zoo is retrained (other data than `none`'s): `luong-dot`, `bahdanau`" in text
+    assert "ranking holds models trained on different data" in text
+    scored = {v: {"beam5": {"bleu": r["beam5"]["bleu"], "chrf": 50.0}} for v, r in reports["translation"].items()}
+    rows, md = table("translation", scored, None, data)
+    head, rule, *body = md.splitlines()
+    assert head.startswith("| variant | trained on | BLEU greedy |") and rule.count("|---") == head.count(" | ") + 1
+    assert f"| luong-dot | {old} | — | 29.2 |" in md and f"| none | {new} |" in md
+    assert "not the attention's alone" in md and rows[0]["trained_on"] == new
+    # one data for all: no column, no note, every comparison made
+    same = {v: new for v in data}
+    _, md = table("translation", scored, None, same)
+    assert "trained on" not in md and "not the attention's alone" not in md
+    assert "not compared" not in orderings(reports, data={"translation": same})
