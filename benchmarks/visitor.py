@@ -238,6 +238,14 @@ def decode(folder: Path, rows: Sequence[Row], names: bool = False) -> tuple[list
     return outputs, time.perf_counter() - started
 
 
+def trained_on(folder: Path) -> str | None:
+    """A model's training data in a few words ([`training_data`][demo.provenance.training_data]), from its config."""
+    from demo.provenance import training_data
+
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return training_data(config.get("meta", {}))
+
+
 def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "13a") -> dict:
     """BLEU and chrF per variant (lower-cased, as ``attention_core.evaluation``), each against ``none``, names kept."""
     from attention_core.metrics import bleu, chrf, paired_bootstrap
@@ -288,6 +296,11 @@ def markdown(report: dict) -> str:
         "numbers kept, names on |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    data = report.get("trained_on") or {}
+    mixed = len({data.get(name) for name in v}) > 1
+    if mixed:  # while the zoo is retrained: whose data, and a Δ across data is not the attention's alone
+        lines[-2] = lines[-2].replace("| variant |", "| variant | trained on |", 1)
+        lines[-1] = "|---" + lines[-1]
     for name in order:
         e = v[name]
         t = e.get("vs_none")
@@ -296,10 +309,14 @@ def markdown(report: dict) -> str:
         numbers = report.get("numbers", "—")
         switch = (f"{on['bleu']:.2f} | {on['names_kept']} / {report['names']} | "
                   f"{on.get('numbers_kept', '—')} / {numbers}") if on else "— | — | —"
-        lines.append(f"| {name} | {e['bleu']:.2f} | {delta} | {e['chrf']:.2f} | "
+        source = f"{data.get(name) or '—'} | " if mixed else ""
+        lines.append(f"| {name} | {source}{e['bleu']:.2f} | {delta} | {e['chrf']:.2f} | "
                      f"{e['name_sentences_kept']} / {report['name_sentences']} | {e['names_kept']} / "
                      f"{report['names']} | {e.get('numbers_kept', '—')} / {numbers} | {e['unk_outputs']} | "
                      f"{e.get('decode_seconds', '—')} | {switch} |")
+    if mixed:
+        lines += ["", "The zoo is being retrained on new data one model at a time: a Δ between models trained on "
+                  "different data is not the attention's alone."]
     lines += ["", "Names on: the same decoding with the names switch (`attention_core.names`, names and numbers, on "
               "by default in the app; `results/names.md`)."]
     kinds = list(KINDS)
@@ -400,6 +417,7 @@ def main() -> None:
                 entry[key] = {k: round(v, 3) for k, v in test.items()}
             print(f"{variant} against {args.against}: {entry['vs_against']} (names on: "
                   f"{entry['vs_against_names_on']})", flush=True)
+    report["trained_on"] = {variant: trained_on(models / variant) for variant in outputs}
     report["decoding"] = {"beam_size": BEAM, "per_row": "translate_paragraph, outputs joined with a space",
                           "scoring": "sacrebleu 13a, lowercased, detokenised output"}
     atomic_write_text(out / "scores.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
