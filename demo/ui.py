@@ -52,7 +52,7 @@ from demo.links import GOLD_SIZES, TASK_TABS, docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import OWN, ModelRegistry, is_rtl, own_examples, sides
 from demo.plots import message_figure
-from demo.provenance import mixed_zoo_note
+from demo.provenance import data_groups, mixed_zoo_note
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
     import spaces
@@ -956,8 +956,10 @@ COMPARE_TASKS = {"translation": "翻译 Translation", "couplet": "对联 Couplet
 def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, str | None]:
     """The variants A and B that Compare starts with for a task.
 
-    No attention against concat, else the first and the last. Your models: the first, and the last one that
-    reads the same source language (else the first again, each side with its own controls).
+    No attention against concat, else the first and the last. While the task's models differ in their training
+    data (a zoo being retrained), the second is one trained on the baseline's data (concat, else the default model,
+    else another), so the first comparison a visitor sees is of attention alone. Your models: the first, and the
+    last one that reads the same source language (else the first again, each side with its own controls).
     """
     have = [v for _, v in registry.variants(task)]
     if task == OWN:
@@ -966,6 +968,11 @@ def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, st
         return have[0], same[-1]
     first = "none" if "none" in have else (have[0] if have else None)
     second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
+    groups = data_groups(registry, task)
+    if first == "none" and len(groups) > 1:
+        kin = next((vs for vs in groups.values() if "none" in vs), [])
+        second = next((v for v in ("luong-concat", registry.default_variant(task), *kin) if v in kin and v != "none"),
+                      second)
     return first, second
 
 
@@ -986,8 +993,8 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
     with gr.Tab("对比 Compare", id="compare"):
         gr.Markdown("The same input through two variants, each with its own controls. The default is a long "
                     "test sentence the models know every character of: **no attention** squeezes it into one "
-                    "vector, **concat** looks back at every word. Below the two heatmaps, the attention entropy "
-                    "of each output step puts both on one scale. 同一输入，两种模型并排对比。 · "
+                    "vector, an **attention** model looks back at every word. Below the two heatmaps, the attention "
+                    "entropy of each output step puts both on one scale. 同一输入，两种模型并排对比。 · "
                     + docs_link("theory/why"))
         tasks = [t for t in COMPARE_TASKS if t != OWN or OWN in registry.models]
         start = "translation" if "translation" in registry.models or OWN not in registry.models else OWN

@@ -72,3 +72,13 @@ def test_once_every_model_is_on_one_data_the_note_is_gone():
     app = build_app(reg)
     assert not any(getattr(block, "info", None) for block in app.blocks.values()
                    if str(getattr(block, "elem_id", "")).endswith("-variant"))
+
+
+def test_compare_starts_with_two_models_on_the_same_data():
+    from demo.ui import compare_defaults
+
+    mixed = registry({"none", "luong-dot"})
+    assert compare_defaults(mixed, "translation") == ("none", "luong-dot")
+    assert compare_defaults(registry({"bahdanau"}), "translation")[1] in {"luong-dot", "luong-general-local-p"}
+    whole = registry(set(small_registry().models["translation"]))
+    assert compare_defaults(whole, "translation") == ("none", [v for _, v in whole.variants("translation")][-1])
