@@ -25,8 +25,10 @@ def architecture(cfg: ModelConfig) -> str:
                 f"d_model {cfg.hidden_size}, {cfg.heads} heads, feed-forward {cfg.ff_size}, pre-LayerNorm,\n"
                 "sinusoidal positions, multi-head scaled dot-product attention),")
     window = f" (window D = {cfg.window})" if cfg.window else ""
+    attends = (f"score `{cfg.score}`, attention `{cfg.attention}`{window}" if cfg.decoder != "none"
+               else "no attention (the source reaches the decoder as one fixed vector)")
     return (f"A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,\n"
-            f"decoder `{cfg.decoder}`, score `{cfg.score}`, attention `{cfg.attention}`{window},\n"
+            f"decoder `{cfg.decoder}`, {attends},\n"
             f"hidden {cfg.hidden_size}, embeddings {cfg.emb_size},")
 
 

@@ -303,7 +303,7 @@ def markdown(report: dict) -> str:
         lines[-1] = "|---" + lines[-1]
     for name in order:
         e = v[name]
-        t = e.get("vs_none")
+        t = e.get("vs_none") if not mixed or data.get(name) == data.get("none") else None  # not across data
         delta = f"{t['delta']:+.2f} [{t['low']:+.2f}, {t['high']:+.2f}]" if t else "—"
         on = e.get("names_on")
         numbers = report.get("numbers", "—")
@@ -316,7 +316,8 @@ def markdown(report: dict) -> str:
                      f"{e.get('decode_seconds', '—')} | {switch} |")
     if mixed:
         lines += ["", "The zoo is being retrained on new data one model at a time: a Δ between models trained on "
-                  "different data is not the attention's alone."]
+                  "different data is not the attention's alone, so a model is compared with `none` only when both were "
+                  "trained on the same data."]
     lines += ["", "Names on: the same decoding with the names switch (`attention_core.names`, names and numbers, on "
               "by default in the app; `results/names.md`)."]
     kinds = list(KINDS)

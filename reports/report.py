@@ -163,6 +163,8 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
     intervals = versus_none(variants, references)
     data = data or {}
     mixed = len({data.get(v) for v in variants}) > 1
+    if mixed:  # no difference from none across data
+        intervals = {v: i for v, i in intervals.items() if data.get(v) == data.get("none")}
     rows = []
     for v in ordered(variants):
         r = variants[v]
@@ -212,7 +214,8 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
             lines[2 + i] = lines[2 + i].replace(f"| {r['variant']} |", f"| {r['variant']} | {r['trained_on'] or '—'} |",
                                                 1)
         note = ("\nThe zoo is being retrained on new data one model at a time: a difference between two rows trained "
-                "on different data is not the attention's alone.\n")
+                "on different data is not the attention's alone, so a row is compared with `none` only when both were "
+                "trained on the same data.\n")
         return rows, "\n".join(lines) + "\n" + note
     return rows, header + body
 

@@ -46,14 +46,21 @@ def test_while_the_zoo_is_retrained_models_on_other_data_are_not_compared_and_th
            "while the zoo is retrained (other data than `none`'s): `bahdanau`, `luong-dot`" in text \
            or "not compared while the zoo is retrained (other data than `none`'s): `luong-dot`, `bahdanau`" in text
     assert "ranking holds models trained on different data" in text
-    scored = {v: {"beam5": {"bleu": r["beam5"]["bleu"], "chrf": 50.0}} for v, r in reports["translation"].items()}
-    rows, md = table("translation", scored, None, data)
+    refs = ["the cat sat on the mat", "a dog ran home", "it rains today"]
+    outputs = {"none": ["the cat", "a dog", "it rains"], "luong-general": refs, "luong-dot": refs, "bahdanau": refs}
+    scored = {v: {"beam5": {"bleu": r["beam5"]["bleu"], "chrf": 50.0, "outputs": outputs[v], "task": "translation"}}
+              for v, r in reports["translation"].items()}
+    rows, md = table("translation", scored, refs, data)
+    by_variant = {r["variant"]: r for r in rows}
+    assert "bleu_beam5_vs_none" in by_variant["luong-general"]  # the same data as none: compared
+    assert "bleu_beam5_vs_none" not in by_variant["luong-dot"] and "bleu_beam5_vs_none" not in by_variant["bahdanau"]
     head, rule, *body = md.splitlines()
     assert head.startswith("| variant | trained on | BLEU greedy |") and rule.count("|---") == head.count(" | ") + 1
     assert f"| luong-dot | {old} | — | 29.2 |" in md and f"| none | {new} |" in md
     assert "not the attention's alone" in md and rows[0]["trained_on"] == new
     # one data for all: no column, no note, every comparison made
     same = {v: new for v in data}
-    _, md = table("translation", scored, None, same)
+    rows, md = table("translation", scored, refs, same)
+    assert all("bleu_beam5_vs_none" in r for r in rows if r["variant"] != "none")
     assert "trained on" not in md and "not the attention's alone" not in md
     assert "not compared" not in orderings(reports, data={"translation": same})

@@ -107,14 +107,15 @@ def test_the_scores_table_names_each_models_data_while_the_zoo_is_retrained():
     entry = {"bleu": 10.0, "chrf": 30.0, "name_sentences_kept": 1, "names_kept": 1, "numbers_kept": 1,
              "unk_outputs": 0, "bleu_by_kind": dict.fromkeys(KINDS, 1.0)}
     report = {"n": 100, "name_sentences": 25, "names": 27, "numbers": 32, "kinds": {},
-              "variants": {"none": dict(entry), "luong-dot": dict(entry, bleu=12.0)}}
+              "variants": {"none": dict(entry), "luong-dot": dict(entry, bleu=12.0,
+                                                                 vs_none={"delta": 2.0, "low": 0.5, "high": 3.5})}}
     head = markdown(report).splitlines()[2]
     assert head.startswith("| variant | BLEU |")  # no data recorded: no column
     report["trained_on"] = {"none": "cmn-eng ×3 + cmn-eng-extra + tv4dialog", "luong-dot": "cmn-eng + cmn-eng-extra"}
     lines = markdown(report).splitlines()
     assert lines[2].startswith("| variant | trained on | BLEU |")
     assert lines[3].count("|---") == lines[2].count(" | ") + 1
-    assert any(line.startswith("| luong-dot | cmn-eng + cmn-eng-extra | 12.00 |") for line in lines)
+    assert any(line.startswith("| luong-dot | cmn-eng + cmn-eng-extra | 12.00 | — |") for line in lines)
     assert any("not the attention's alone" in line for line in lines)
     report["trained_on"]["luong-dot"] = report["trained_on"]["none"]
-    assert "trained on" not in markdown(report)
+    assert "trained on" not in markdown(report) and "| luong-dot | 12.00 | +2.00 [+0.50, +3.50] |" in markdown(report)

@@ -510,3 +510,13 @@ def test_the_other_variants_are_encoded_with_the_shipped_default_models_pieces(t
     config["meta"]["train"]["lr"] = 0.123
     (default / "config.json").write_text(json.dumps(config))
     assert zoo.shipped_pieces(models, "translation", "cpu") is None
+
+
+def test_the_card_of_the_baseline_names_no_score():
+    from attention_core.card import architecture
+    from attention_core.config import ModelConfig
+
+    none = architecture(ModelConfig(src_vocab_size=10, tgt_vocab_size=10, decoder="none"))
+    assert "no attention" in none and "score" not in none
+    dot = architecture(ModelConfig(src_vocab_size=10, tgt_vocab_size=10, decoder="luong", score="dot"))
+    assert "score `dot`, attention `global`" in dot
