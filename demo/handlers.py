@@ -22,7 +22,7 @@ import html
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -64,7 +64,7 @@ from demo.plots import (
     step_figure,
     with_rows,
 )
-from demo.provenance import model_data_line
+from demo.provenance import data_status, model_data_line
 
 MAX_CHARS = {"translation": 1000, "couplet": 64, OWN: 1000}
 """Longest accepted input (characters) per tab; a paragraph is split into sentences of at most
@@ -1272,6 +1272,11 @@ def compare(registry: ModelRegistry, task: str, text: str | None, a: Settings, b
     results = {"A": run(registry, task, text, a, layer=a_view[0], head=a_view[1]),
                "B": run(registry, task, text, b, layer=b_view[0], head=b_view[1])}
     entropy = entropy_view({side: r.state for side, r in results.items()}, {"A": a_view, "B": b_view})
+    data = {side: data_status(registry, task, s.variant) for side, s in (("A", a), ("B", b))}
+    if None not in data.values() and data["A"] != data["B"]:  # a zoo being retrained: say it on both sides
+        warning = " · ⚠️ A and B were trained on different data: not only their attention differs 两侧训练数据不同"
+        results = {side: replace(r, summary=r.summary + warning, info=r.info.replace("  \n", warning + "  \n", 1))
+                   for side, r in results.items()}
     return Comparison(results["A"], results["B"], entropy)
 
 

@@ -56,6 +56,21 @@ def data_groups(registry: ModelRegistry, task: str) -> dict[str, list[str]]:
     return groups
 
 
+NEW, EARLIER = "new data 新数据", "earlier data 旧数据"
+"""What a model's data is called while its task's zoo is retrained: the default model's, or the one before."""
+
+
+def data_status(registry: ModelRegistry, task: str, variant: str | None) -> str | None:
+    """``NEW`` (the default model's data), ``EARLIER`` (not yet retrained), or ``None`` when the zoo is not mixed."""
+    groups = data_groups(registry, task) if task != OWN else {}
+    if len(groups) < 2:
+        return None
+    group = next((data for data, variants in groups.items() if variant in variants), None)
+    if group is None:
+        return None
+    return NEW if group == next(iter(groups)) else EARLIER
+
+
 def mixed_zoo_note(registry: ModelRegistry, task: str) -> str | None:
     """The drop-down's line while a task's models differ in their data: which models are on which.
 
@@ -67,18 +82,27 @@ def mixed_zoo_note(registry: ModelRegistry, task: str) -> str | None:
     groups = data_groups(registry, task)
     if len(groups) < 2:
         return None
-    largest = max(groups, key=lambda data: len(groups[data]))
-    parts = [", ".join(variant_label(v, registry.card(task, v).cfg) for v in variants) + f": trained on {data}"
-             for data, variants in groups.items() if data != largest]
-    parts.append(f"the other {len(groups[largest])} 其余 {len(groups[largest])} 个: {largest}")
-    return ("the models are being retrained 模型库正在重训, so their data differ 训练数据不同 — " + "; ".join(parts)
-            + ". Two models on different data differ in more than their attention 数据不同，差别不只在注意力.")
+    parts = []
+    for i, (data, variants) in enumerate(groups.items()):
+        labels = ", ".join(variant_label(v, registry.card(task, v).cfg) for v in variants)
+        who = labels if i == 0 or len(variants) <= 3 else f"the other {len(variants)} 其余 {len(variants)} 个"
+        parts.append(f"{NEW if i == 0 else EARLIER} ({data}): {who}")
+    return ("Retraining in progress 模型库重训中 — " + "; ".join(parts)
+            + " (×3: read three times an epoch; tv4dialog: TV dialogue). Models on different data differ in more "
+            "than their attention 数据不同，差别不只在注意力.")
 
 
 def model_data_line(registry: ModelRegistry, task: str, variant: str) -> str | None:
-    """``trained on …`` for the line under an output, while the task's models differ in their data."""
-    if mixed_zoo_note(registry, task) is None:
-        return None
+    """``new data 新数据: …`` for the line under an output, while the task's models differ in their data."""
+    status = data_status(registry, task, variant)
     card = registry.card(task, variant)
     data = training_data(card.meta) if card is not None else None
-    return f"trained on {data} 训练数据" if data is not None else None
+    if status is None or data is None:
+        return None
+    return f"{status}: {data}" + (" (not yet retrained 尚未重训)" if status == EARLIER else "")
+
+
+def variant_choices(registry: ModelRegistry, task: str) -> list[tuple[str, str]]:
+    """The variant drop-down's ``(label, variant)`` choices, each label saying its data while the zoo is mixed."""
+    return [(label + (f" · {status}" if (status := data_status(registry, task, v)) else ""), v)
+            for label, v in registry.variants(task)]

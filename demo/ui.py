@@ -52,7 +52,7 @@ from demo.links import GOLD_SIZES, TASK_TABS, docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import OWN, ModelRegistry, is_rtl, own_examples, sides
 from demo.plots import message_figure
-from demo.provenance import data_groups, mixed_zoo_note
+from demo.provenance import data_groups, mixed_zoo_note, variant_choices
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
     import spaces
@@ -330,7 +330,7 @@ def _controls(registry: ModelRegistry, task: str) -> dict:
     """The decoding controls of a tab, each with a one-line explanation."""
     c: dict = {}
     label = "your model 你的模型" if task == OWN else "score function / variant 注意力类型"
-    c["variant"] = gr.Dropdown(registry.variants(task), value=registry.default_variant(task), label=label,
+    c["variant"] = gr.Dropdown(variant_choices(registry, task), value=registry.default_variant(task), label=label,
                                elem_id=f"{task}-variant", info=mixed_zoo_note(registry, task))
     gr.Markdown(_doc("theory/scores", "How the decoder scores each source position: dot, scaled dot, "
                      "general (bilinear), concat (additive), or no attention at all.")
@@ -914,7 +914,7 @@ COMPARE_CONTROLS = ("variant", "window", "hard", "beam")
 
 def _side_controls(registry: ModelRegistry, side: str, variant: str | None, task: str = "translation") -> dict:
     """One side's controls in the Compare tab, choosing among the models of ``task``."""
-    variants, on = registry.variants(task), applies(registry, task, variant)
+    variants, on = variant_choices(registry, task), applies(registry, task, variant)
     return {
         # the choices follow the task chosen in the page; the API may name any task's model (checked by the run)
         "variant": gr.Dropdown(variants, value=variant, label=f"variant {side} 模型", allow_custom_value=True,
@@ -1029,7 +1029,7 @@ def build_compare_tab(registry: ModelRegistry) -> CompareTab:
                          "(hard attention), log S = spread evenly over all S positions."))
 
         def switch(task_value: str) -> tuple:
-            choices = registry.variants(task_value)
+            choices = variant_choices(registry, task_value)
             first, second = compare_defaults(registry, task_value)
             note = mixed_zoo_note(registry, task_value) or ""  # "" clears the other task's note
             return (gr.Dropdown(choices, value=first, info=note), gr.Dropdown(choices, value=second, info=note),
@@ -1291,7 +1291,7 @@ def _restore_tabs(registry: ModelRegistry, tabs: gr.Tabs, task_tabs: dict[str, T
         mine = tab == "compare"
         choices = None
         if mine and query.get("task") != compare_tab.start and query.get("task") in registry.models:
-            choices = registry.variants(query["task"])
+            choices = variant_choices(registry, query["task"])
             updates.append(gr.update(value=query["task"]))
         else:
             updates.append(gr.skip())

@@ -6,14 +6,23 @@ from app_fixtures import small_registry
 
 from demo.handlers import Settings, compare, run
 from demo.models import ModelRegistry
-from demo.provenance import data_groups, mixed_zoo_note, model_data_line, training_data
+from demo.provenance import (
+    EARLIER,
+    NEW,
+    data_groups,
+    data_status,
+    mixed_zoo_note,
+    model_data_line,
+    training_data,
+    variant_choices,
+)
 from demo.ui import build_app
 
-NEW = {"data": {"sources": [{"path": "../shared/data/cmn-eng/cmn.txt"},
+NEW_META = {"data": {"sources": [{"path": "../shared/data/cmn-eng/cmn.txt"},
                             {"path": "../shared/data/cmn-eng-extra/cmn-extra.txt"},
                             {"path": "../shared/data/tv4dialog/tv4dialog.tsv"}]},
        "train": {"main_repeat": 3}}
-OLD = {"data": {"sources": [{"path": "../shared/data/cmn-eng/cmn.txt"},
+OLD_META = {"data": {"sources": [{"path": "../shared/data/cmn-eng/cmn.txt"},
                             {"path": "../shared/data/cmn-eng-extra/cmn-extra.txt"}]},
        "train": {"main_repeat": 1}}
 
@@ -22,7 +31,7 @@ def registry(new: set[str]) -> ModelRegistry:
     """The small test models, those in ``new`` on the new mix and the rest on the earlier data."""
     reg = small_registry()
     for variant, translator in reg.models["translation"].items():
-        translator.meta = dict(NEW if variant in new else OLD)
+        translator.meta = dict(NEW_META if variant in new else OLD_META)
     for translator in reg.models["couplet"].values():
         translator.meta = {"data": {"sources": [{"path": "../shared/data/couplet/train/in.txt"},
                                                 {"path": "../shared/data/couplet/train/out.txt"}]}}
@@ -30,37 +39,47 @@ def registry(new: set[str]) -> ModelRegistry:
 
 
 def test_a_models_data_is_named_from_its_metadata():
-    assert training_data(NEW) == "cmn-eng ×3 + cmn-eng-extra + tv4dialog"
-    assert training_data(OLD) == "cmn-eng + cmn-eng-extra"
+    assert training_data(NEW_META) == "cmn-eng ×3 + cmn-eng-extra + tv4dialog"
+    assert training_data(OLD_META) == "cmn-eng + cmn-eng-extra"
     assert training_data({"data": {"sources": [{"path": "a/couplet/in.txt"}, {"path": "a/couplet/out.txt"}]}}) == \
         "couplet"  # a corpus of several files, once
     assert training_data({}) is None and training_data({"data": "?"}) is None
 
 
 def test_a_mixed_zoo_is_said_in_the_drop_downs_and_under_each_output():
-    reg = registry({"luong-dot"})
+    reg = registry({"none", "luong-dot"})  # the default (here: none) is retrained, with one more
     default = reg.default_variant("translation")
     groups = data_groups(reg, "translation")
     assert list(groups.values())[0][0] == default  # the default model's data first
     assert sorted(v for vs in groups.values() for v in vs) == sorted(reg.models["translation"])
+    assert [data_status(reg, "translation", v) for v in ("none", "luong-dot", "bahdanau")] == [NEW, NEW, EARLIER]
     note = mixed_zoo_note(reg, "translation")
-    assert "being retrained" in note and "the other 3" in note and "cmn-eng ×3 + cmn-eng-extra + tv4dialog" in note
-    assert "Luong · dot" in note and mixed_zoo_note(reg, "couplet") is None  # the couplets are all on one data
-    assert model_data_line(reg, "translation", "luong-dot") == \
-        "trained on cmn-eng ×3 + cmn-eng-extra + tv4dialog 训练数据"
+    assert note.startswith("Retraining in progress") and "**" not in note  # a drop-down's info is plain text
+    assert f"{NEW} (cmn-eng ×3 + cmn-eng-extra + tv4dialog): no attention" in note and "Luong · dot" in note
+    assert f"{EARLIER} (cmn-eng + cmn-eng-extra): Bahdanau" in note
+    assert mixed_zoo_note(reg, "couplet") is None  # the couplets are all on one data
+    assert model_data_line(reg, "translation", "luong-dot") == f"{NEW}: cmn-eng ×3 + cmn-eng-extra + tv4dialog"
+    assert model_data_line(reg, "translation", "bahdanau") == \
+        f"{EARLIER}: cmn-eng + cmn-eng-extra (not yet retrained 尚未重训)"
+    assert dict((v, label) for label, v in variant_choices(reg, "translation"))["bahdanau"].endswith(f" · {EARLIER}")
 
-    result = compare(reg, "translation", "今天天气很好", Settings("none"), Settings("luong-dot"))
-    assert "trained on cmn-eng + cmn-eng-extra 训练数据" in result.a.info.split("  \n")[0]
-    assert "trained on cmn-eng ×3 + cmn-eng-extra + tv4dialog 训练数据" in result.b.info.split("  \n")[0]
-    assert "trained on cmn-eng + cmn-eng-extra" in result.a.summary  # the line a visitor sees without the details
-    assert "trained on" not in run(reg, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot")).info
+    result = compare(reg, "translation", "今天天气很好", Settings("none"), Settings("bahdanau"))
+    assert f"{NEW}: cmn-eng ×3" in result.a.info.split("  \n")[0]
+    assert f"{EARLIER}: cmn-eng + cmn-eng-extra" in result.b.info.split("  \n")[0]
+    assert f"{EARLIER}: cmn-eng + cmn-eng-extra" in result.b.summary  # the line a visitor sees without the details
+    assert "different data" in result.a.summary and "different data" in result.b.summary
+    same = compare(reg, "translation", "今天天气很好", Settings("none"), Settings("luong-dot"))
+    assert "different data" not in same.a.summary + same.b.summary + same.a.info
+    assert "新数据" not in run(reg, "couplet", "两个黄鹂鸣翠柳", Settings("luong-dot")).info
 
     app = build_app(reg)
-    infos = {block.elem_id: block.info for block in app.blocks.values()
-             if str(getattr(block, "elem_id", "")).endswith("-variant")}
-    assert infos["translation-variant"] == note
-    assert infos["compare-A-variant"] == note and infos["compare-B-variant"] == note
-    assert not infos["couplet-variant"]
+    blocks = {block.elem_id: block for block in app.blocks.values()
+              if str(getattr(block, "elem_id", "")).endswith("-variant")}
+    assert blocks["translation-variant"].info == note
+    assert blocks["compare-A-variant"].info == note and blocks["compare-B-variant"].info == note
+    assert not blocks["couplet-variant"].info
+    labels = [label for label, _ in blocks["translation-variant"].choices]
+    assert any(label.endswith(EARLIER) for label in labels) and any(label.endswith(NEW) for label in labels)
 
 
 def test_once_every_model_is_on_one_data_the_note_is_gone():
@@ -79,6 +98,7 @@ def test_compare_starts_with_two_models_on_the_same_data():
 
     mixed = registry({"none", "luong-dot"})
     assert compare_defaults(mixed, "translation") == ("none", "luong-dot")
-    assert compare_defaults(registry({"bahdanau"}), "translation")[1] in {"luong-dot", "luong-general-local-p"}
+    assert compare_defaults(registry({"none", "luong-general-local-p"}), "translation") == \
+        ("none", "luong-general-local-p")
     whole = registry(set(small_registry().models["translation"]))
     assert compare_defaults(whole, "translation") == ("none", [v for _, v in whole.variants("translation")][-1])
