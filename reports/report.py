@@ -183,40 +183,45 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
         if v in intervals:
             row["bleu_beam5_vs_none"] = {k: round(x, 3) for k, x in intervals[v].items()}
         rows.append(row)
-    delta = "BLEU beam 5 − none [95 % CI]"
+    def delta(variant: str) -> str:  # the cell of the difference from none
+        if mixed and variant != "none" and data.get(variant) != data.get("none"):
+            return "other data than none's"
+        return interval(intervals.get(variant))
+
+    delta_head = "BLEU beam 5 − none [95 % CI]"
     if task == "couplet":
-        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF beam 5 | BLEU beam 5, no constraints | {delta} | "
+        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF beam 5 | BLEU beam 5, no constraints | {delta_head} | "
                   "entropy | diagonality |\n|---|---|---|---|---|---|---|---|\n")
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
             f"{r.get('chrf_beam5', '—')} | {r.get('bleu_beam5-unconstrained', '—')} | "
-            f"{interval(intervals.get(r['variant']))} | {r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
+            f"{delta(r['variant'])} | {r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
         body += "\n**The rules a reader checks** (beam 5, default rules; human 下联s are the ceiling):\n\n"
         body += rules_table(variants)
     else:
-        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta} | "
+        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta_head} | "
                   "outputs with &lt;unk&gt; (greedy / beam 5) | entropy | diagonality |\n"
                   "|---|---|---|---|---|---|---|---|---|\n")
         body = "".join(
             f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
-            f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {interval(intervals.get(r['variant']))} | "
+            f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {delta(r['variant'])} | "
             f"{r.get('unk_greedy', '—')} / {r.get('unk_beam5', '—')} | "
             f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
-    if mixed:  # a column after the variant's, and a line that says why
+    if mixed:  # a line that says why, then a column after the variant's
         lines = (header + body).splitlines()
         lines[0] = lines[0].replace("| variant |", "| variant | trained on |", 1)
         lines[1] = "|---" + lines[1]
         for i, r in enumerate(rows):
-            lines[2 + i] = lines[2 + i].replace(f"| {r['variant']} |", f"| {r['variant']} | {r['trained_on'] or '—'} |",
-                                                1)
-        note = ("\nThe zoo is being retrained on new data one model at a time: a difference between two rows trained "
-                "on different data is not the attention's alone, so a row is compared with `none` only when both were "
-                "trained on the same data.\n")
-        return rows, "\n".join(lines) + "\n" + note
+            cell = f"| {r['variant']} | {r['trained_on'] or '—'} |"
+            lines[2 + i] = lines[2 + i].replace(f"| {r['variant']} |", cell, 1)
+        note = ("The zoo is being retrained on new data one model at a time (the column \"trained on\"): a difference "
+                "between two rows trained on different data is not the attention's alone, so a row is compared with "
+                "`none` only when both were trained on the same data.\n\n")
+        return rows, note + "\n".join(lines) + "\n"
     return rows, header + body
 
 
@@ -308,10 +313,12 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
                    if "alignment" in r.get("greedy", {})}
         lines.append(f"\n### {SET_TITLES.get(key, key)}\n")
         ranking = sorted(bleu, key=bleu.get, reverse=True)
-        mixed = len({trained_on.get(v) for v in bleu}) > 1
-        lines.append("Ranking by BLEU: " + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in ranking)
-                     + (" (while the zoo is retrained the ranking holds models trained on different data: see the "
-                        "table's column)" if mixed else "") + "\n")
+        groups: dict[str | None, list[str]] = {}
+        for v in ranking:
+            groups.setdefault(trained_on.get(v), []).append(v)
+        for data_name, members in groups.items():
+            lines.append("Ranking by BLEU" + (f", trained on {data_name or '?'}" if len(groups) > 1 else "") + ": "
+                         + " > ".join(f"`{v}` ({bleu[v]:.2f})" for v in members) + "\n")
         if {"luong-dot", "luong-concat"} <= bleu.keys():
             text, verdict = compare("luong-dot", "luong-concat")
             lines.append(f"- dot vs concat (global): {text}" + ("" if verdict is None else
@@ -342,8 +349,10 @@ def orderings(reports: dict[str, dict[str, dict[str, dict]]], references: dict[s
             verdicts = {v: _compare(variants, refs, v, "none")[1] for v in others}
             beaten = [v for v in others if verdicts[v] == 1]
             unclear = [v for v in others if verdicts[v] != 1]
+            say_who = beaten and (len(beaten) < len(others) or apart)
+            named = f" ({', '.join(f'`{v}`' for v in beaten)})" if say_who else ""
             lines.append(f"- attention variants that beat `none` ({bleu['none']:.2f}) with a 95 % interval above 0: "
-                         f"{len(beaten)}/{len(others)}"
+                         f"{len(beaten)}/{len(others)}{named}"
                          + (f"; not shown for {', '.join(f'`{v}`' for v in unclear)}" if unclear else "")
                          + (f"; not compared while the zoo is retrained (other data than `none`'s): "
                             f"{', '.join(f'`{v}`' for v in apart)}" if apart else "") + ".")
