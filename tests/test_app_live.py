@@ -11,6 +11,8 @@ from corpus import README_SCREENSHOT, SCREENSHOTS, chromium
 from gradio_client import Client
 
 from demo.models import BUNDLED, ModelRegistry
+from demo.provenance import variant_choices
+from demo.ui import compare_defaults
 
 
 @pytest.fixture(scope="module")
@@ -237,12 +239,13 @@ def test_browser_the_app_as_a_lab(app_url):
         open_details(page, "compare-B")
         assert "hard" in page.locator("#compare-B-info").inner_text()
         assert "do not apply" in page.locator("#compare-A-info").inner_text()  # A is the no-attention baseline
-        # … so A's window and soft/hard are greyed out, B's (concat) are not
+        # … so A's window and soft/hard are greyed out, B's (an attention model) are not
         assert page.locator("#compare-A-window input").is_disabled()
         assert page.locator("#compare-A-hard input").first.is_disabled()
         assert not page.locator("#compare-B-window input").is_disabled()
         page.locator("#compare-entropy .js-plotly-plot svg.main-svg").first.wait_for(timeout=30_000)
-        assert "B: luong-concat" in page.locator("#compare-entropy").inner_text()
+        second = compare_defaults(ModelRegistry.load(BUNDLED, "cpu"), "translation")[1]  # concat, or its data's
+        assert f"B: {second}" in page.locator("#compare-entropy").inner_text()
         assert not _covered_titles(page)
         page.screenshot(path=str(SCREENSHOTS / "app-compare.png"), full_page=True)
 
@@ -329,7 +332,7 @@ def test_browser_on_a_phone_every_tab_is_in_sight(app_url):
 
 def test_browser_controls_rerun_without_the_button_and_an_error_clears_the_output(app_url):
     """A changed variant or window re-runs the current input at once; after an error nothing stale stays."""
-    labels = {v: label for label, v in ModelRegistry.load(BUNDLED, "cpu").variants("translation")}
+    labels = {v: label for label, v in variant_choices(ModelRegistry.load(BUNDLED, "cpu"), "translation")}
     with _app_page(app_url, 1500) as page:
         page.locator("#translation-input textarea").fill("我们每天早上七点吃早饭。")
         page.locator("#translation-run").click()
