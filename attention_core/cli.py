@@ -28,7 +28,7 @@ from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
 from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
 from attention_core.couplet import TONE_MODES, CoupletRules
-from attention_core.data import TASKS, DataError, Splits, Task, load_splits
+from attention_core.data import SPLIT_SEED, TASKS, DataError, Splits, Task, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
 from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
@@ -249,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extra training folders in --data: poetry-couplet (couplets), cmn-eng-extra and tv4dialog "
                         "(translation; tv4dialog also holds out whole episodes as tv4dialog-test and tv4dialog-dev); "
                         "default: none, or the --init model's")
-    p.add_argument("--split-seed", type=int, default=None, help="default: 1234, or the --init model's")
+    p.add_argument("--split-seed", type=int, default=None, help=f"default: {SPLIT_SEED}, or the --init model's")
     helps = _field_help(TrainConfig)
     for field, default in TrainConfig().__dict__.items():
         flag = "--" + field.replace("_", "-")
@@ -424,7 +424,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                       if arg.split("=", 1)[0] == "--" + dest.replace("_", "-")}
             options = {k: v for k, v in options.items() if _ARCH_FLAGS.get(k, k) in given}
             data_info = init.meta["data"] if isinstance(init.meta.get("data"), dict) else {}
-        seed = args.split_seed if args.split_seed is not None else data_info.get("seed", 1234)
+        seed = args.split_seed if args.split_seed is not None else data_info.get("seed", SPLIT_SEED)
         extra = args.extra if args.extra is not None else data_info.get("extra", [])
         if not isinstance(seed, int) or not isinstance(extra, list):
             raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
@@ -472,7 +472,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             if translator.task.name == PARALLEL:
                 splits = splits_from_info(translator.meta.get("data"))
             else:
-                seed = translator.meta.get("data", {}).get("seed", 1234)
+                seed = translator.meta.get("data", {}).get("seed", SPLIT_SEED)
                 extra = translator.meta.get("data", {}).get("extra", [])
                 splits = load_splits(translator.task.name, args.data, seed, extra)
             sets = {**splits.evaluation_sets(), "dev": splits.dev, **splits.extra_devs}

@@ -57,6 +57,9 @@ from attention_core.text import (
 )
 from attention_core.vocab import Vocab
 
+SPLIT_SEED = 1234
+"""The seed of every split (bundled tasks and tasks of your own): the same corpus always splits the same way."""
+
 
 class DataError(ValueError):
     """A corpus is missing or unreadable; the message says which file and what to do."""
@@ -372,7 +375,7 @@ def hold_out_episodes(episodes: Sequence[str], seed: int, size: int) -> tuple[li
 
 def split_translation(
     data_dir: str | Path,
-    seed: int = 1234,
+    seed: int = SPLIT_SEED,
     dev_size: int = 1000,
     test_size: int = 1000,
     extra: Sequence[str] = (),
@@ -508,7 +511,7 @@ def _hold_out_dialogues(
 
 
 def split_couplet(
-    data_dir: str | Path, seed: int = 1234, dev_size: int = 1000, extra: Sequence[str] = ()
+    data_dir: str | Path, seed: int = SPLIT_SEED, dev_size: int = 1000, extra: Sequence[str] = ()
 ) -> Splits:
     """The documented couplet split (see the module docstring).
 
@@ -555,7 +558,8 @@ def split_couplet(
     return Splits(train, dev, test_corpus.pairs, info, extra_tests, main_train_size)
 
 
-def load_splits(task: str, data_dir: str | Path | None = None, seed: int = 1234, extra: Sequence[str] = ()) -> Splits:
+def load_splits(task: str, data_dir: str | Path | None = None, seed: int = SPLIT_SEED,
+                extra: Sequence[str] = ()) -> Splits:
     """The split for a task by name, from ``data_dir`` (default [`data_home`][attention_core.corpora.data_home])."""
     data_dir = data_home(data_dir)
     if get_task(task).name == "translation":

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_core.corpora import sha256_file
-from attention_core.data import Corpus, DataError, Splits, Task
+from attention_core.data import SPLIT_SEED, Corpus, DataError, Splits, Task
 from attention_core.subword import Subwords
 from attention_core.text import strip_invisible
 
@@ -482,7 +482,8 @@ def _key(source: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", source).casefold().split())
 
 
-def split_parallel(train: Source, dev: Source | None = None, test: Source | None = None, seed: int = 1234) -> Splits:
+def split_parallel(train: Source, dev: Source | None = None, test: Source | None = None,
+                   seed: int = SPLIT_SEED) -> Splits:
     """The splits of a corpus of your own (see the module docstring for the rule).
 
     Args:
@@ -551,6 +552,6 @@ def splits_from_info(info: Any) -> Splits:
     sources = {name: Source.from_record(record) for name, record in info["sources"].items()}
     if "train" not in sources:
         raise DataError("the model's data record names no training corpus: give the pairs with --test FILE")
-    seed = info.get("seed", 1234)
+    seed = info.get("seed", SPLIT_SEED)
     return split_parallel(sources["train"], sources.get("dev"), sources.get("test"), seed if isinstance(seed, int)
-                          else 1234)
+                          else SPLIT_SEED)

@@ -68,13 +68,6 @@ def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing:
     )
 
 
-def token_accuracy(logits: Tensor, tgt_out: Tensor, pad_id: int) -> float:
-    """Share of real target tokens whose argmax prediction is correct."""
-    real = tgt_out != pad_id
-    correct = (logits.argmax(dim=-1) == tgt_out) & real
-    return correct.sum().item() / max(1, real.sum().item())
-
-
 def make_optimizer(parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
     """Adam with the fused kernel, or the default implementation where that is unavailable.
 
