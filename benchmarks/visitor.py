@@ -238,14 +238,6 @@ def decode(folder: Path, rows: Sequence[Row], names: bool = False) -> tuple[list
     return outputs, time.perf_counter() - started
 
 
-def trained_on(folder: Path) -> str | None:
-    """A model's training data in a few words ([`training_data`][demo.provenance.training_data]), from its config."""
-    from demo.provenance import training_data
-
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    return training_data(config.get("meta", {}))
-
-
 def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "13a") -> dict:
     """BLEU and chrF per variant (lower-cased, as ``attention_core.evaluation``), each against ``none``, names kept."""
     from attention_core.metrics import bleu, chrf, paired_bootstrap
@@ -418,7 +410,9 @@ def main() -> None:
                 entry[key] = {k: round(v, 3) for k, v in test.items()}
             print(f"{variant} against {args.against}: {entry['vs_against']} (names on: "
                   f"{entry['vs_against_names_on']})", flush=True)
-    report["trained_on"] = {variant: trained_on(models / variant) for variant in outputs}
+    from demo.provenance import folder_training_data
+
+    report["trained_on"] = {variant: folder_training_data(models / variant) for variant in outputs}
     report["decoding"] = {"beam_size": BEAM, "per_row": "translate_paragraph, outputs joined with a space",
                           "scoring": "sacrebleu 13a, lowercased, detokenised output"}
     atomic_write_text(out / "scores.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")

@@ -8,7 +8,8 @@ say so, naming each model's data; when every model of a task is on the same data
 
 from __future__ import annotations
 
-from pathlib import PurePath
+import json
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from demo.models import OWN, variant_label
@@ -38,6 +39,18 @@ def training_data(meta: dict) -> str | None:
     if isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 1:
         names[0] += f" ×{repeat}"
     return " + ".join(names)
+
+
+def folder_training_data(folder: Path) -> str | None:
+    """[`training_data`][demo.provenance.training_data] of a model folder, from its ``config.json`` alone.
+
+    Returns:
+        The phrase, or ``None`` for a folder without a config (or whose metadata does not say).
+    """
+    config = folder / "config.json"
+    if not config.is_file():
+        return None
+    return training_data(json.loads(config.read_text(encoding="utf-8")).get("meta", {}))
 
 
 def data_groups(registry: ModelRegistry, task: str) -> dict[str, list[str]]:

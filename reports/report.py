@@ -39,7 +39,7 @@ from attention_core.zoo import RECIPES
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import BUNDLED, DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry
-from demo.provenance import training_data
+from demo.provenance import folder_training_data
 from reports.common import SET_TITLES, bootstrap, interval, load_reports, ordered, write_figure
 from reports.comparison import write_comparison
 from reports.theory_figures import theory_figure_links, write_theory_figures
@@ -163,8 +163,8 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
     intervals = versus_none(variants, references)
     data = data or {}
     mixed = len({data.get(v) for v in variants}) > 1
-    if mixed:  # no difference from none across data
-        intervals = {v: i for v, i in intervals.items() if data.get(v) == data.get("none")}
+    apart = {v for v in variants if mixed and v != "none" and data.get(v) != data.get("none")}  # no Δ across data
+    intervals = {v: i for v, i in intervals.items() if v not in apart}
     rows = []
     for v in ordered(variants):
         r = variants[v]
@@ -184,16 +184,18 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
             row["bleu_beam5_vs_none"] = {k: round(x, 3) for k, x in intervals[v].items()}
         rows.append(row)
     def delta(variant: str) -> str:  # the cell of the difference from none
-        if mixed and variant != "none" and data.get(variant) != data.get("none"):
-            return "other data than none's"
-        return interval(intervals.get(variant))
+        return "other data than none's" if variant in apart else interval(intervals.get(variant))
 
+    def lead(r: dict) -> str:  # the variant's cell, and while the rows differ in data the data's
+        return f"| {r['variant']} | " + (f"{r['trained_on'] or '—'} | " if mixed else "")
+
+    first, rule = ("| variant | trained on | ", "|---|---") if mixed else ("| variant | ", "|---")
     delta_head = "BLEU beam 5 − none [95 % CI]"
     if task == "couplet":
-        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF beam 5 | BLEU beam 5, no constraints | {delta_head} | "
-                  "entropy | diagonality |\n|---|---|---|---|---|---|---|---|\n")
+        header = (f"{first}BLEU greedy | BLEU beam 5 | chrF beam 5 | BLEU beam 5, no constraints | {delta_head} | "
+                  f"entropy | diagonality |\n{rule}|---|---|---|---|---|---|---|\n")
         body = "".join(
-            f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
+            f"{lead(r)}{r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
             f"{r.get('chrf_beam5', '—')} | {r.get('bleu_beam5-unconstrained', '—')} | "
             f"{delta(r['variant'])} | {r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
@@ -201,28 +203,20 @@ def table(key: str, variants: dict[str, dict[str, dict]], references: list[str] 
         body += "\n**The rules a reader checks** (beam 5, default rules; human 下联s are the ceiling):\n\n"
         body += rules_table(variants)
     else:
-        header = (f"| variant | BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta_head} | "
+        header = (f"{first}BLEU greedy | BLEU beam 5 | chrF greedy | chrF beam 5 | {delta_head} | "
                   "outputs with &lt;unk&gt; (greedy / beam 5) | entropy | diagonality |\n"
-                  "|---|---|---|---|---|---|---|---|---|\n")
+                  f"{rule}|---|---|---|---|---|---|---|---|\n")
         body = "".join(
-            f"| {r['variant']} | {r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
+            f"{lead(r)}{r.get('bleu_greedy', '—')} | {r.get('bleu_beam5', '—')} | "
             f"{r.get('chrf_greedy', '—')} | {r.get('chrf_beam5', '—')} | {delta(r['variant'])} | "
             f"{r.get('unk_greedy', '—')} / {r.get('unk_beam5', '—')} | "
             f"{r.get('entropy', '—')} | {r.get('diagonality', '—')} |\n"
             for r in rows
         )
-    if mixed:  # a line that says why, then a column after the variant's
-        lines = (header + body).splitlines()
-        lines[0] = lines[0].replace("| variant |", "| variant | trained on |", 1)
-        lines[1] = "|---" + lines[1]
-        for i, r in enumerate(rows):
-            cell = f"| {r['variant']} | {r['trained_on'] or '—'} |"
-            lines[2 + i] = lines[2 + i].replace(f"| {r['variant']} |", cell, 1)
-        note = ("The zoo is being retrained on new data one model at a time (the column \"trained on\"): a difference "
-                "between two rows trained on different data is not the attention's alone, so a row is compared with "
-                "`none` only when both were trained on the same data.\n\n")
-        return rows, note + "\n".join(lines) + "\n"
-    return rows, header + body
+    note = ("The zoo is being retrained on new data one model at a time (the column \"trained on\"): a difference "
+            "between two rows trained on different data is not the attention's alone, so a row is compared with "
+            "`none` only when both were trained on the same data.\n\n") if mixed else ""
+    return rows, note + header + body
 
 
 def length_figure(task: str, variants: dict[str, dict[str, dict]], decoding: str = "greedy",
@@ -461,14 +455,8 @@ def write_samples(results: Path, reports: dict, data: str | Path) -> list[Path]:
 
 def training_data_of(models: Path, task: str, variants: list[str]) -> dict[str, str]:
     """Each variant's training data, from its model folder's config (variants without a folder are left out)."""
-    out = {}
-    for variant in variants:
-        config = models / task / variant / "config.json"
-        if config.is_file():
-            data = training_data(json.loads(config.read_text(encoding="utf-8")).get("meta", {}))
-            if data is not None:
-                out[variant] = data
-    return out
+    found = {variant: folder_training_data(models / task / variant) for variant in variants}
+    return {variant: data for variant, data in found.items() if data is not None}
 
 
 def write_report(results: str | Path = "results", models: str | Path | None = None,
