@@ -3,21 +3,24 @@
 Every decoder has the same [`step`][attention_core.decoder.Decoder.step]: it consumes the embedded
 previous target token ([`embed`][attention_core.decoder.Decoder.embed]) and returns an output
 vector (fed to the vocabulary projection), the new state, the step's attention weights and, for
-local attention, the window centre. Teacher forcing, greedy and beam search all loop over this
-one method.
+local attention, the window centre. Greedy and beam search loop over this one method, and so does
+teacher forcing in its reference form ([`teacher_force`][attention_core.decoder.Decoder.teacher_force]);
+training on a CPU takes each decoder's override of ``teacher_force``, which computes the same values
+with the work that does not depend on the previous step done once for the whole sentence.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attention_core.attention import Attention
 from attention_core.config import ModelConfig
 from attention_core.encoder import RNN_CLASSES, EncoderOutput
+from attention_core.rnn_steps import GoldLSTM, run_cells
 
 CELL_KERNEL_MAX_BATCH = 8
 """Inference batches up to this size step the RNN with the cell kernels (see ``Decoder.run_rnn``)."""
@@ -95,6 +98,10 @@ class StepOutput:
     centre: Tensor | None
 
 
+_Attend = Callable[[Tensor, int], tuple[Tensor, Tensor]]
+"""``attend(query (B, H), t) -> (context (B, H), weights (B, S))``, one step of the hoisted loops."""
+
+
 class Decoder(nn.Module):
     """What every decoder shares: target embeddings, the RNN, and the bridge from the encoder.
 
@@ -163,9 +170,9 @@ class Decoder(nn.Module):
 
         Two paths, each chosen where ``benchmarks/bench.py`` measured it faster on a CPU:
 
-        * the cell path (``_run_cells``) for small inference batches (up to ``CELL_KERNEL_MAX_BATCH``
-          rows: one visitor's sentence or beam), where the sequence kernel's set-up costs more than
-          the step (greedy decoding of one sentence 8.6 ms → 5.7 ms), and for CPU mixed precision
+        * the cell path ([`run_cells`][attention_core.rnn_steps.run_cells]) for small inference batches (up to
+          ``CELL_KERNEL_MAX_BATCH`` rows: one visitor's sentence or beam), where the sequence kernel's
+          set-up costs more than the step (greedy decoding of one sentence 8.6 ms → 5.7 ms), and for CPU mixed precision
           (``torch.autocast``), where its bfloat16 products beat the bfloat16 sequence kernel's slow
           backward (≈ 1.08× per training step, in-process A/B) and the state stays in float32;
         * ``nn.LSTM``/``nn.GRU`` otherwise (float32 training, large batches, CUDA).
@@ -179,7 +186,8 @@ class Decoder(nn.Module):
         """
         mixed = x.device.type == "cpu" and torch.is_autocast_enabled("cpu")
         if mixed or (x.size(0) <= CELL_KERNEL_MAX_BATCH and not torch.is_grad_enabled()):
-            return self._run_cells(x, state, mixed)
+            output, hidden, cell = run_cells(self.rnn, x, state.hidden, state.cell, mixed, self.training)
+            return output, DecoderState(hidden, cell, state.feed)
         hx = state.hidden.transpose(0, 1).contiguous()  # (L, B, H)
         if state.cell is not None:
             hx = (hx, state.cell.transpose(0, 1).contiguous())
@@ -188,51 +196,6 @@ class Decoder(nn.Module):
         return out.squeeze(1), DecoderState(
             hidden.transpose(0, 1), None if cell is None else cell.transpose(0, 1), state.feed
         )
-
-    def _run_cells(self, x: Tensor, state: DecoderState, mixed: bool = False) -> tuple[Tensor, DecoderState]:
-        """``run_rnn`` one layer at a time on the RNN's own parameters.
-
-        Args:
-            x: Step input, shape ``(B, I)``.
-            state: Current state.
-            mixed: Mixed precision: the two matrix products run in the autocast type while the gates,
-                the cell state and the output are computed and kept in float32. Otherwise the fused
-                ``torch.lstm_cell``/``torch.gru_cell`` kernels do the whole step.
-
-        Returns:
-            ``(h_t, state)`` as ``run_rnn``; between layers dropout applies as in ``nn.LSTM``.
-        """
-        hidden, cells = [], []
-        inp = x
-        for layer in range(self.cfg.num_layers):
-            if layer > 0:
-                inp = F.dropout(inp, self.rnn.dropout, self.training)
-            w_ih, w_hh, b_ih, b_hh = (
-                getattr(self.rnn, f"{n}_l{layer}") for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-            )
-            h = state.hidden[:, layer]
-            if state.cell is None:  # GRU: h' = (1 − z) ⊙ n + z ⊙ h
-                if mixed:
-                    i_r, i_z, i_n = F.linear(inp, w_ih, b_ih).float().chunk(3, 1)
-                    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).float().chunk(3, 1)
-                    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
-                    n = torch.tanh(i_n + r * h_n)
-                    inp = n + z * (h - n)
-                else:
-                    inp = torch.gru_cell(inp, h, w_ih, w_hh, b_ih, b_hh)
-            else:  # LSTM: c' = f ⊙ c + i ⊙ g, h' = o ⊙ tanh(c')
-                c = state.cell[:, layer]
-                if mixed:
-                    gates = (F.linear(inp, w_ih, b_ih) + F.linear(h, w_hh, b_hh)).float()  # (B, 4H)
-                    i, f, g, o = gates.chunk(4, 1)
-                    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-                    inp = torch.sigmoid(o) * torch.tanh(c)
-                else:
-                    inp, c = torch.lstm_cell(inp, (h, c), w_ih, w_hh, b_ih, b_hh)
-                cells.append(c)
-            hidden.append(inp)
-        cell = torch.stack(cells, dim=1) if cells else None
-        return inp, DecoderState(torch.stack(hidden, dim=1), cell, state.feed)
 
     def attend(
         self, query: Tensor, memory: Memory, t: int, window: int | None, hard: bool
@@ -262,6 +225,80 @@ class Decoder(nn.Module):
             hard,
         )
         return context.squeeze(1), weights.squeeze(1), None if centre is None else centre.squeeze(1)
+
+    def teacher_force(
+        self, gold: Tensor, state: DecoderState, memory: Memory, window: int | None, hard: bool = False
+    ) -> tuple[Tensor, Tensor]:
+        """All ``T`` steps of teacher forcing: the gold inputs are known before the first step.
+
+        This is the reference: ``step`` once per position, exactly as decoding runs. The RNN decoders
+        override it (on a CPU, for a one-layer LSTM) with a loop that computes the same values with less
+        work a step: whatever does not depend on the previous step is computed once for all ``T``
+        positions (see [`GoldLSTM`][attention_core.rnn_steps.GoldLSTM]), and the mask is inverted once.
+        ``tests/test_teacher_force.py`` holds every override to this loop's loss, gradients and weights.
+
+        Args:
+            gold: The embedded decoder inputs ``E y_{t−1}`` for every step, shape ``(B, T, E)``.
+            state: The initial state.
+            memory: The encoded source.
+            window: Half-width ``D`` or ``None`` for global attention.
+            hard: Hard (argmax) attention.
+
+        Returns:
+            ``(outputs, weights)``: the vectors fed to the vocabulary projection ``(B, T, H)`` and the
+            attention weights ``(B, T, S)``.
+        """
+        outputs, weights = [], []
+        for t in range(gold.size(1)):
+            out = self.step(gold[:, t], state, memory, t, window, hard)
+            state = out.state
+            outputs.append(out.output)
+            weights.append(out.weights)
+        return torch.stack(outputs, dim=1), torch.stack(weights, dim=1)
+
+    def _hoistable(self, gold: Tensor, hard: bool) -> bool:
+        """Whether ``teacher_force`` may take the hoisted loop: a one-layer LSTM on a CPU, soft attention.
+
+        On CUDA the reference loop steps cuDNN's LSTM, which the hoisted loop has not been measured against.
+        """
+        return self.cfg.rnn == "lstm" and self.cfg.num_layers == 1 and gold.device.type == "cpu" and not hard
+
+    def _step_dropout(self, shape: tuple[int, ...], like: Tensor) -> Tensor | None:
+        """Every step's dropout multiplier at once, ``(T, B, H)``: 0 or ``1/(1 − p)``, or ``None`` when off.
+
+        One random draw for the whole loop instead of one per step; the same distribution as
+        ``nn.Dropout`` (a kept unit is scaled by ``1/(1 − p)`` in ``like``'s type, as ``F.dropout`` does).
+        """
+        p = self.dropout.p
+        if not self.training or p == 0:
+            return None
+        keep = torch.rand(shape, device=like.device) >= p
+        return keep.to(like.dtype).div_(1 - p)
+
+    def _global_attend(self, memory: Memory) -> _Attend:
+        """A step's global attention with the mask inverted once (the reference inverts it every step)."""
+        assert self.attention is not None and memory.keys is not None
+        score, keys, values = self.attention.score, memory.keys, memory.values
+        padding = ~memory.mask.unsqueeze(1)  # (B, 1, S)
+
+        def attend(query: Tensor, t: int) -> tuple[Tensor, Tensor]:
+            scores = score(query.unsqueeze(1), keys).masked_fill(padding, float("-inf"))  # (B, 1, S)
+            weights = torch.softmax(scores, dim=-1)
+            context = torch.bmm(weights.to(values.dtype), values)  # (B, 1, H)
+            return context.squeeze(1), weights.squeeze(1)
+
+        return attend
+
+    def _attender(self, memory: Memory, window: int | None) -> _Attend:
+        """``attend(query (B, H), t) -> (context (B, H), weights (B, S))`` for the hoisted loops."""
+        if window is None:
+            return self._global_attend(memory)
+
+        def attend(query: Tensor, t: int) -> tuple[Tensor, Tensor]:
+            context, weights, _ = self.attend(query, memory, t, window, False)
+            return context, weights
+
+        return attend
 
     def step(
         self,
@@ -304,6 +341,25 @@ class BahdanauDecoder(Decoder):
         H = cfg.hidden_size
         self.readout = nn.Linear(2 * H + cfg.emb_size, H)
 
+    def teacher_force(self, gold, state, memory, window, hard=False):  # noqa: D102
+        if not self._hoistable(gold, hard):
+            return super().teacher_force(gold, state, memory, window, hard)
+        lstm = GoldLSTM(self.rnn, gold)
+        attend = self._attender(memory, window)
+        h, c = state.hidden[:, 0], state.cell[:, 0]
+        states, contexts, weights = [], [], []
+        for t in range(gold.size(1)):
+            context, w = attend(h, t)  # the query is s_{i-1}
+            h, c = lstm(t, context, h, c)
+            states.append(h)
+            contexts.append(context)
+            weights.append(w)
+        return self._read_out(torch.stack(states, 1), torch.stack(contexts, 1), gold), torch.stack(weights, 1)
+
+    def _read_out(self, states: Tensor, contexts: Tensor, gold: Tensor) -> Tensor:
+        """The readout of every step at once (it feeds nothing back): ``(B, T, H)`` each → ``(B, T, H)``."""
+        return self.dropout(torch.tanh(self.readout(torch.cat([states, contexts, gold], dim=-1))))
+
     def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         query = state.hidden[:, -1]  # s_{i-1}: (B, H)
         context, weights, centre = self.attend(query, memory, t, window, hard)
@@ -324,6 +380,27 @@ class LuongDecoder(Decoder):
         super().__init__(cfg, attention)
         H = cfg.hidden_size
         self.W_c = nn.Linear(2 * H, H, bias=False)
+
+    def teacher_force(self, gold, state, memory, window, hard=False):  # noqa: D102
+        if not self._hoistable(gold, hard):
+            return super().teacher_force(gold, state, memory, window, hard)
+        lstm = GoldLSTM(self.rnn, gold)
+        attend = self._attender(memory, window)
+        h, c = state.hidden[:, 0], state.cell[:, 0]
+        feed = torch.zeros_like(h)
+        drop = None
+        outputs, weights = [], []
+        for t in range(gold.size(1)):
+            h, c = lstm(t, feed, h, c)  # h_t
+            context, w = attend(h, t)
+            feed = torch.tanh(self.W_c(torch.cat([context, h], dim=-1)))  # h̃_t: (B, H)
+            if t == 0:
+                drop = self._step_dropout((gold.size(1), *feed.shape), feed)
+            if drop is not None:
+                feed = feed * drop[t]
+            outputs.append(feed)
+            weights.append(w)
+        return torch.stack(outputs, 1), torch.stack(weights, 1)
 
     def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         feed = state.feed if state.feed is not None else torch.zeros_like(state.hidden[:, -1])
@@ -348,6 +425,21 @@ class NoAttentionDecoder(BahdanauDecoder):
 
     def __init__(self, cfg: ModelConfig, attention: Attention | None) -> None:
         super().__init__(cfg, None)
+
+    def teacher_force(self, gold, state, memory, window, hard=False):  # noqa: D102
+        if not self._hoistable(gold, hard):
+            return super().teacher_force(gold, state, memory, window, hard)
+        lstm = GoldLSTM(self.rnn, gold, constant=memory.summary)  # the whole input is known: one product
+        h, c = state.hidden[:, 0], state.cell[:, 0]
+        states = []
+        for t in range(gold.size(1)):
+            h, c = lstm(t, None, h, c)
+            states.append(h)
+        states = torch.stack(states, 1)  # (B, T, H)
+        summary = memory.summary.unsqueeze(1).expand(-1, gold.size(1), -1)  # (B, T, H)
+        outputs = self._read_out(states, summary.to(states.dtype), gold)
+        weights = torch.zeros(*gold.shape[:2], memory.mask.size(1), dtype=outputs.dtype, device=gold.device)
+        return outputs, weights
 
     def step(self, emb, state, memory, t, window, hard=False):  # noqa: D102
         h, state = self.run_rnn(torch.cat([emb, memory.summary], dim=-1), state)

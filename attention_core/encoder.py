@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -30,7 +31,7 @@ class EncoderOutput:
 
 
 class Encoder(nn.Module):
-    """Embeddings and a bidirectional LSTM/GRU over packed sequences.
+    """Embeddings and a bidirectional LSTM/GRU (on a CPU over each group of equal-length sentences, else packed).
 
     Each annotation ``h_j = [→h_j; ←h_j]`` (Bahdanau et al. 2014, §3.2 and Appendix A.1.1) is
     projected from ``2H`` back to ``H`` so every score function can compare it with a decoder
@@ -73,6 +74,36 @@ class Encoder(nn.Module):
         self.project = nn.Linear(2 * hidden_size, hidden_size) if project else nn.Identity()
         self.pad_id = pad_id
 
+    def _run_by_length(self, embedded: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
+        """The RNN over each group of equal-length sentences, unpacked: the same values as a packed batch.
+
+        On a CPU, oneDNN runs a packed batch of mixed lengths on a slower path than a plain one; a
+        length-bucketed training batch holds one to three lengths, so a plain run per length is faster
+        (``benchmarks/train_step.py``). Padding positions of the outputs are zero, as ``pad_packed_sequence``
+        leaves them.
+
+        Args:
+            embedded: ``(B, S, E)``.
+            src_lengths: ``(B,)``.
+
+        Returns:
+            ``(outputs (B, S, 2H), state)`` as ``nn.LSTM``/``nn.GRU`` return them, rows in the batch's order.
+        """
+        S = embedded.size(1)
+        lengths = src_lengths.cpu()
+        if bool((lengths == S).all()):
+            return self.rnn(embedded)
+        outputs, states, rows = [], [], []
+        for length in lengths.unique().tolist():
+            picked = (lengths == length).nonzero().squeeze(1).to(embedded.device)
+            out, state = self.rnn(embedded.index_select(0, picked)[:, :length])
+            outputs.append(F.pad(out, (0, 0, 0, S - length)))
+            states.append(state if isinstance(state, tuple) else (state,))
+            rows.append(picked)
+        order = torch.cat(rows).argsort()  # back to the batch's order
+        state = tuple(torch.cat(parts, dim=1).index_select(1, order) for parts in zip(*states))
+        return torch.cat(outputs).index_select(0, order), state if len(state) == 2 else state[0]
+
     def forward(self, src: Tensor, src_lengths: Tensor) -> EncoderOutput:
         """Encode a padded batch.
 
@@ -85,9 +116,12 @@ class Encoder(nn.Module):
         """
         B, S = src.shape
         embedded = self.dropout(self.embedding(src))  # (B, S, E)
-        packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
-        packed_out, state = self.rnn(packed)
-        outputs, _ = pad_packed_sequence(packed_out, batch_first=True, total_length=S)  # (B, S, 2H)
+        if src.device.type == "cpu":
+            outputs, state = self._run_by_length(embedded, src_lengths)
+        else:
+            packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
+            packed_out, state = self.rnn(packed)
+            outputs, _ = pad_packed_sequence(packed_out, batch_first=True, total_length=S)  # (B, S, 2H)
         hidden, cell = state if isinstance(state, tuple) else (state, None)
 
         def merge(h: Tensor) -> Tensor:  # (2L, B, H) -> (B, L, 2H), directions side by side

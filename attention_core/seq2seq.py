@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import torch
 from torch import Tensor, nn
@@ -135,6 +136,7 @@ class Seq2Seq(nn.Module):
         hard: bool = False,
         teacher_forcing: float = 1.0,
         select: Tensor | None = None,
+        hoisted: bool = True,
     ) -> tuple[Tensor, Tensor]:
         """Teacher-forced forward pass.
 
@@ -150,6 +152,10 @@ class Seq2Seq(nn.Module):
             select: Optional ``(B, T)`` boolean mask of the positions that need logits (the real
                 target tokens during training): the vocabulary projection, the most expensive
                 layer, then skips padding and the logits come back flattened as ``(N, V)``.
+            hoisted: With full teacher forcing, take the decoder's ``teacher_force`` (which hoists the
+                per-sentence work out of the step loop where it can); ``False`` steps through
+                ``Decoder.teacher_force``, the reference loop that decoding runs (for tests and
+                ``benchmarks/train_step.py``).
 
         Returns:
             ``(logits, weights)``: ``(B, T, V)`` (or ``(N, V)`` with ``select``) and the whole
@@ -157,25 +163,34 @@ class Seq2Seq(nn.Module):
         """
         memory, state = self.encode(src, src_lengths, tgt_lengths)
         window = self.resolve_window(window)
-        T = tgt_in.size(1)
-        outputs, weights = [], []
         gold = self.decoder.embed(tgt_in)  # (B, T, E): embedded once, outside the loop
+        if teacher_forcing >= 1.0:
+            teach = self.decoder.teacher_force if hoisted else partial(Decoder.teacher_force, self.decoder)
+            hidden, weights = teach(gold, state, memory, window, hard)  # (B, T, H), (B, T, S)
+        else:
+            hidden, weights = self._sampled_inputs(gold, state, memory, window, hard, teacher_forcing)
+        if select is not None:
+            hidden = hidden[select]  # (N, H): real target positions only
+        # the vocabulary projection runs once over all steps, outside the loop
+        return self.project(hidden), weights
+
+    def _sampled_inputs(
+        self, gold: Tensor, state: DecoderState, memory: Memory, window: int | None, hard: bool, teacher_forcing: float
+    ) -> tuple[Tensor, Tensor]:
+        """Teacher forcing with probability ``teacher_forcing`` a step, else the model's own greedy token."""
+        outputs, weights = [], []
         emb = gold[:, 0]
-        for t in range(T):
+        for t in range(gold.size(1)):
             out = self.decoder.step(emb, state, memory, t, window, hard)
             state = out.state
             outputs.append(out.output)
             weights.append(out.weights)
-            if t + 1 < T:
-                if teacher_forcing >= 1.0 or random.random() < teacher_forcing:
+            if t + 1 < gold.size(1):
+                if random.random() < teacher_forcing:
                     emb = gold[:, t + 1]
                 else:
                     emb = self.decoder.embed(self.project(out.output).argmax(dim=-1))
-        hidden = torch.stack(outputs, dim=1)  # (B, T, H)
-        if select is not None:
-            hidden = hidden[select]  # (N, H): real target positions only
-        # the vocabulary projection runs once over all steps, outside the loop
-        return self.project(hidden), torch.stack(weights, dim=1)
+        return torch.stack(outputs, dim=1), torch.stack(weights, dim=1)
 
 
 def build_model(cfg: ModelConfig) -> Seq2Seq | Transformer:

@@ -12,6 +12,7 @@ from attention_core.batch import make_batch
 from attention_core.config import ModelConfig
 from attention_core.decoder import DecoderState
 from attention_core.precision import resolve_precision
+from attention_core.rnn_steps import run_cells
 from attention_core.seq2seq import build_model
 from attention_core.training import TrainConfig, make_optimizer, sequence_loss, train_step
 
@@ -57,11 +58,11 @@ def test_mixed_precision_cell_step_is_the_rnn_step(rnn, layers):
     x = torch.randn(5, decoder.rnn.input_size)
     state = DecoderState(torch.randn(5, layers, 16), torch.randn(5, layers, 16) if rnn == "lstm" else None)
     out, new = decoder.run_rnn(x, state)  # nn.LSTM / nn.GRU (batch 5 with gradients on)
-    out_m, new_m = decoder._run_cells(x, state, mixed=True)
+    out_m, hidden_m, cell_m = run_cells(decoder.rnn, x, state.hidden, state.cell, mixed=True, training=False)
     torch.testing.assert_close(out_m, out, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(new_m.hidden, new.hidden, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(hidden_m, new.hidden, rtol=1e-5, atol=1e-6)
     if rnn == "lstm":
-        torch.testing.assert_close(new_m.cell, new.cell, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(cell_m, new.cell, rtol=1e-5, atol=1e-6)
 
 
 def _batch():
