@@ -21,7 +21,6 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
@@ -36,6 +35,7 @@ from attention_core.data import Example, Splits, Task, bucketed_batches, encode_
 from attention_core.encoded import FOLDER as ENCODED
 from attention_core.encoded import VocabularySettings, encode_corpus, load_or_encode
 from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write, atomic_write_text, save_pretrained
+from attention_core.loss import smoothed_cross_entropy
 from attention_core.metrics import bleu
 from attention_core.namecache import cached_known_names
 from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
@@ -49,7 +49,7 @@ from attention_core.vocab import SPECIALS, Vocab
 
 
 def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing: float = 0.0) -> Tensor:
-    """Mean cross-entropy over real (non-padding) target tokens.
+    """Mean cross-entropy over real (non-padding) target tokens, in float32 (see [`loss`][attention_core.loss]).
 
     Args:
         logits: ``(B, T, V)``, or ``(N, V)`` for selected positions.
@@ -60,12 +60,7 @@ def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing:
     Returns:
         A scalar tensor.
     """
-    return F.cross_entropy(
-        logits.reshape(-1, logits.size(-1)).float(),
-        tgt_out.reshape(-1),
-        ignore_index=pad_id,
-        label_smoothing=label_smoothing,
-    )
+    return smoothed_cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1), label_smoothing, pad_id)
 
 
 def make_optimizer(parameters: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
