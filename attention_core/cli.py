@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
@@ -218,7 +218,19 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the command line)."""
     parser = _Parser(prog="attention-lab", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_train_parser(sub)
+    _add_evaluate_parser(sub)
+    _add_translate_parsers(sub)
+    _add_zoo_parser(sub)
+    _add_export_parser(sub)
+    _add_push_parser(sub)
+    _add_pull_parser(sub)
+    _add_data_parser(sub)
+    return parser
 
+
+def _add_train_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``train``: architecture, training settings (a flag per ``TrainConfig`` field), data."""
     p = sub.add_parser("train", help="train a model: a bundled task from the data folder, or a corpus of your own")
     p.add_argument("--task", choices=[*TASKS, PARALLEL], required=True,
                    help=f"{PARALLEL}: any language pair, from --corpus (docs: Train on your own data)")
@@ -262,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_own_corpus(p)
 
+
+def _add_evaluate_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``evaluate``: the model, the split or pairs, decoding."""
     p = sub.add_parser("evaluate", help="score a model on its test (or dev) split; write a JSON report")
     p.add_argument("--model", required=True, help="model folder or Hub repo id")
     p.add_argument("--data", default=None, help=DATA_HELP)
@@ -280,6 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_reading(p)
     _add_decoding(p)
 
+
+def _add_translate_parsers(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``translate`` and ``couplet``: the inputs, the model, decoding, what to show."""
     for name, help_ in (
         ("translate", "translate sentences: Chinese into English, or with a model of your own"),
         ("couplet", "write a 下联 for each 上联"),
@@ -303,6 +321,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "9:45, 五月十日 → May 10th)")
         _add_decoding(p)
 
+
+def _add_zoo_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``zoo``: where runs, models and results go; which models; the recipe set."""
     p = sub.add_parser("zoo", help="train, export and evaluate the whole model zoo (resumable)")
     p.add_argument("--data", default=None, help=DATA_HELP)
     p.add_argument("--runs", default=None,
@@ -324,21 +345,33 @@ def build_parser() -> argparse.ArgumentParser:
                         "corpus when that is first made, if it was trained at --recipe (default: the bundled models)")
     p.add_argument("--quiet", action="store_true")
 
+
+def _add_export_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``export``: the model and the new folder."""
     p = sub.add_parser("export", help="copy a model folder (optionally in float16)")
     p.add_argument("--model", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--half", action="store_true", help="store weights as float16")
 
+
+def _add_push_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``push``: the model folder and the Hub repo."""
     p = sub.add_parser("push", help="upload a model folder to the Hugging Face Hub")
     p.add_argument("--model", required=True)
     p.add_argument("--repo", required=True, help="repo id, e.g. you/attention-lab-couplet")
     p.add_argument("--private", action="store_true")
 
+
+def _add_pull_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``pull``: the Hub repo and where to put it."""
     p = sub.add_parser("pull", help="download a model from the Hugging Face Hub")
     p.add_argument("--repo", required=True)
     p.add_argument("--revision", default=None)
     p.add_argument("--out", default=None, help="download into this folder (default: the Hub cache)")
 
+
+def _add_data_parser(sub: argparse._SubParsersAction) -> None:
+    """The subcommand ``data``: pull, verify, push or describe the corpora."""
     p = sub.add_parser("data", help="get the corpora: pull from a Hub dataset repo, verify, push")
     p.add_argument("action", choices=["pull", "verify", "push", "manifest"],
                    help="pull: download and check; verify: check the data folder against the manifest; "
@@ -352,7 +385,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--private", action="store_true", help="push: create the repo as private")
     p.add_argument("--manifest", default=str(MANIFEST), help="the manifest (default: the one shipped with the code)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    return parser
 
 
 def format_alignment(out: Output, pieces: bool = False) -> str:
@@ -388,200 +420,244 @@ def _load(model: str, device: str | None) -> Translator:
 
 
 def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    if args.command == "train":
-        train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")}).validate()
-        pick_device(args.device)  # a bad setting, device or --out fails before the corpus is read
-        if args.out is None:
-            score = args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general")
-            args.out = str(runs_home() / args.task / f"{args.decoder}-{score}-{args.attention}")
-            print(f"training into {args.out} (--out chooses another folder)", file=sys.stderr)
-        claim_run_folder(args.out, args.resume)
-        options = dict(
-            decoder=args.decoder,
-            score=args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general"),
-            attention=args.attention,
-            window=args.window,
-            rnn=args.rnn,
-            hidden_size=args.hidden,
-            emb_size=args.emb,
-            num_layers=args.layers,
-            heads=args.heads,
-            ff_size=args.ff_size,
-            dropout=args.dropout,
-            tie_embeddings=args.tie_embeddings,
-            share_embeddings=args.share_embeddings,
-        )
-        init = _load(args.init, "cpu") if args.init else None
-        data_info: dict = {}
-        if init is not None:
-            if init.task.name != args.task:
-                raise TrainError(f"--init {args.init} is a {init.task.name} model; use --task {init.task.name}")
-            # only the architecture flags given on the command line, checked against the model's: those
-            # that differ from their defaults, and those written out in full even with the default value
-            defaults = dict(build_parser().parse_args(["train", "--task", args.task, "--out", "-"]).__dict__)
-            given = {flag for flag, value in vars(args).items() if defaults.get(flag, value) != value}
-            given |= {dest for dest in vars(args) for arg in argv
-                      if arg.split("=", 1)[0] == "--" + dest.replace("_", "-")}
-            options = {k: v for k, v in options.items() if _ARCH_FLAGS.get(k, k) in given}
-            data_info = init.meta["data"] if isinstance(init.meta.get("data"), dict) else {}
-        seed = args.split_seed if args.split_seed is not None else data_info.get("seed", SPLIT_SEED)
-        extra = args.extra if args.extra is not None else data_info.get("extra", [])
-        if not isinstance(seed, int) or not isinstance(extra, list):
-            raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
-        if args.task != PARALLEL and (args.corpus or args.dev or args.test):
-            raise InputError(f"--corpus, --dev and --test are for a corpus of your own: add --task {PARALLEL} "
-                             f"(--task {args.task} trains on the bundled corpus in the data folder)")
-        if args.task == PARALLEL:
-            task, splits = _own_task_and_splits(args, seed)
-        else:
-            task, splits = TASKS[args.task], load_splits(args.task, args.data, seed, extra)
-            if init is not None and not any(arg.split("=", 1)[0] == "--data" for arg in argv):
-                _check_init_corpora(args.init, data_info, splits.info, args.data)
-        if args.resume and not (Path(args.out) / CHECKPOINT).is_file():
-            print(f"note: {args.out} holds no checkpoint to resume; starting a new run", file=sys.stderr)
-        if splits.info.get("skipped_lines"):
-            print(
-                f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
-                file=sys.stderr,
-            )
-        result = fit(
-            task,
-            splits,
-            args.out,
-            options,
-            train_cfg,
-            args.resume,
-            args.device,
-            progress=not args.quiet,
-            command="attention-lab " + shlex.join(argv),
-            init=init,
-        )
-        if not (dist.is_initialized() and dist.get_rank() != 0):  # under torchrun, like fit's events: rank 0
-            print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
-        return 0
-    if args.command == "evaluate":
-        if args.limit is not None and args.limit < 1:
-            raise InputError(f"--limit must be at least 1, got {args.limit}")
-        if args.report:
-            _check_destination(args.report)  # before the decoding, not after it
-        translator = _load(args.model, args.device)
-        if args.test:
-            pairs = Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split,
-                              args.hf_config).read().pairs
-        else:
-            if translator.task.name == PARALLEL:
-                splits = splits_from_info(translator.meta.get("data"))
-            else:
-                seed = translator.meta.get("data", {}).get("seed", SPLIT_SEED)
-                extra = translator.meta.get("data", {}).get("extra", [])
-                splits = load_splits(translator.task.name, args.data, seed, extra)
-            sets = {**splits.evaluation_sets(), "dev": splits.dev, **splits.extra_devs}
-            if args.split.startswith("tv4dialog") and args.split not in sets and translator.task.name == "translation":
-                held_out = load_splits(translator.task.name, args.data, seed, ["tv4dialog"])  # the same episodes
-                sets |= {**held_out.extra_tests, **held_out.extra_devs}
-            if args.split not in sets:
-                needs = ("a translation model and tv4dialog (attention-lab data pull tv4dialog)"
-                         if args.split.startswith("tv4dialog") else "a couplet model and poetry-couplet/test")
-                raise InputError(f"--split {args.split} needs {needs}")
-            pairs = sets[args.split]
-        pairs = pairs[: args.limit] if args.limit else pairs
-        report = evaluate(
-            translator,
-            pairs,
-            args.beam,
-            False if args.unconstrained else None,
-            args.window,
-            args.hard,
-            _rules(args),
-            loop_guard=_loop_guard(args),
-            coverage=args.coverage,
-        )
-        report["model_path"] = str(args.model)
-        report["split"] = "given: " + " ".join(args.test) if args.test else args.split
-        summary = {k: round(report[k], 2) if isinstance(report[k], float) else report[k]
-                   for k in ("n", "bleu", "chrf", "decode_seconds")}
-        if "couplet" in report:
-            summary["couplet"] = report["couplet"]
-        print(json.dumps(summary, ensure_ascii=False), flush=True)  # shown even if the report cannot be written
-        if args.report:
-            atomic_write_text(args.report, json.dumps(report, ensure_ascii=False, indent=2))
-        return 0
-    if args.command in ("translate", "couplet"):
-        translator = _load(args.model, args.device)
-        if translator.task.name not in (("translation", PARALLEL) if args.command == "translate" else ("couplet",)):
-            raise InputError(
-                f"{args.model} is a {translator.task.name} model; use "
-                f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
-            )
-        texts = args.text or _stdin_lines()
-        _check_utf8(texts)
-        if not texts:
-            raise InputError("no input: pass sentences as arguments or one per line on stdin")
-        if len(texts) > 1:  # one bad line among many: say which
-            for i, text in enumerate(texts, 1):
-                try:
-                    translator.tokenize(text)
-                except InputError as err:
-                    raise InputError(f"input {i}: {err}") from None
-        options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args),
-                       coverage=args.coverage)
-        if getattr(args, "names", False):
-            options["names"] = True
-        if args.command == "couplet":
-            outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
-                                           rules=_rules(args), **options)
-            paragraphs = [[out] for out in outputs]
-        elif translator.task.name == PARALLEL:  # a model of your own: one input a line, in any language
-            paragraphs = [[out] for out in translator.translate(texts, **options)]
-        else:  # each line may hold several sentences: one output per sentence, printed as one line
-            paragraphs = [translator.translate_paragraph(text, SENTENCE_TOKENS, **options) for text in texts]
-        for outputs in paragraphs:
-            print(" ".join(out.text for out in outputs))
-            for i, out in enumerate(outputs, 1):
-                where = f"sentence {i}: " if len(outputs) > 1 else ""
-                for note in translator.notes(out):
-                    print(f"note: {where}{note.en}", file=sys.stderr)
-                for label in ("name", "number", "word"):
-                    for line in out.names.lines(label) if out.names else []:
-                        print(f"{label}: {where}{line}", file=sys.stderr)
-                if args.show_attention:
-                    print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
-        return 0
-    if args.command == "zoo":
-        from attention_core.zoo import run_zoo, zoo_models
+    """Run the subcommand ``args.command`` (a key of ``COMMANDS``)."""
+    return COMMANDS[args.command](args, argv)
 
-        try:
-            zoo_models(args.only)
-        except ValueError as err:
-            raise InputError(f"--only: {err}") from None
-        run_zoo(args.data, str(runs_home(args.runs)), args.models, args.results, args.only, args.device, not args.quiet,
-                args.precision, args.stage, args.recipe, args.pieces_from)
-        return 0
-    if args.command == "export":
-        out = Path(args.out)
-        if not args.out.strip() or out.is_file() or (out.is_dir() and any(out.iterdir())):
-            raise InputError(f"--out {args.out!r}: export writes a new model folder; give a new or empty folder "
-                             "(it never replaces what is there)")
-        translator = _load(args.model, "cpu")
-        save_pretrained(translator, args.out, half=args.half)
-        readme = Path(args.model) / "README.md"
-        if readme.is_file():
-            atomic_write_text(Path(args.out) / "README.md", readme.read_text(encoding="utf-8"))
-        print(f"exported to {args.out}")
-        return 0
-    if args.command == "data":
-        return _data(args)
-    if args.command in ("push", "pull"):
-        try:
-            if args.command == "push":
-                print(push(args.model, args.repo, private=args.private))
-            else:
-                print(pull(args.repo, args.revision, args.out))
-        except (HubError, ModelLoadError) as err:  # no or bad token, unreachable Hub, missing repo or file
-            print(f"error: {err}", file=sys.stderr)
-            return 2
-        return 0
-    raise AssertionError(args.command)
+
+def _train(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``attention-lab train``: a bundled task from the data folder, or a corpus of your own."""
+    train_cfg = TrainConfig(**{k[6:]: v for k, v in vars(args).items() if k.startswith("train_")}).validate()
+    pick_device(args.device)  # a bad setting, device or --out fails before the corpus is read
+    if args.out is None:
+        score = args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general")
+        args.out = str(runs_home() / args.task / f"{args.decoder}-{score}-{args.attention}")
+        print(f"training into {args.out} (--out chooses another folder)", file=sys.stderr)
+    claim_run_folder(args.out, args.resume)
+    init = _load(args.init, "cpu") if args.init else None
+    options, data_info = _model_options(args, argv, init)
+    task, splits = _training_data(args, argv, init, data_info)
+    if args.resume and not (Path(args.out) / CHECKPOINT).is_file():
+        print(f"note: {args.out} holds no checkpoint to resume; starting a new run", file=sys.stderr)
+    if splits.info.get("skipped_lines"):
+        print(
+            f"note: skipped {splits.info['skipped_lines']} malformed or empty corpus lines",
+            file=sys.stderr,
+        )
+    result = fit(
+        task,
+        splits,
+        args.out,
+        options,
+        train_cfg,
+        args.resume,
+        args.device,
+        progress=not args.quiet,
+        command="attention-lab " + shlex.join(argv),
+        init=init,
+    )
+    if not (dist.is_initialized() and dist.get_rank() != 0):  # under torchrun, like fit's events: rank 0
+        print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
+    return 0
+
+
+def _model_options(args: argparse.Namespace, argv: Sequence[str], init: Translator | None) -> tuple[dict, dict]:
+    """The architecture the flags ask for, and ``--init``'s data settings.
+
+    Returns:
+        ``(options, data_info)``: with ``--init``, only the flags given (to be checked against the model's),
+        and its ``meta["data"]``; without it, every architecture flag and ``{}``.
+    """
+    options = dict(
+        decoder=args.decoder,
+        score=args.score or ("scaled_dot" if args.decoder == TRANSFORMER else "general"),
+        attention=args.attention,
+        window=args.window,
+        rnn=args.rnn,
+        hidden_size=args.hidden,
+        emb_size=args.emb,
+        num_layers=args.layers,
+        heads=args.heads,
+        ff_size=args.ff_size,
+        dropout=args.dropout,
+        tie_embeddings=args.tie_embeddings,
+        share_embeddings=args.share_embeddings,
+    )
+    data_info: dict = {}
+    if init is not None:
+        if init.task.name != args.task:
+            raise TrainError(f"--init {args.init} is a {init.task.name} model; use --task {init.task.name}")
+        # only the architecture flags given on the command line, checked against the model's: those
+        # that differ from their defaults, and those written out in full even with the default value
+        defaults = dict(build_parser().parse_args(["train", "--task", args.task, "--out", "-"]).__dict__)
+        given = {flag for flag, value in vars(args).items() if defaults.get(flag, value) != value}
+        given |= {dest for dest in vars(args) for arg in argv
+                  if arg.split("=", 1)[0] == "--" + dest.replace("_", "-")}
+        options = {k: v for k, v in options.items() if _ARCH_FLAGS.get(k, k) in given}
+        data_info = init.meta["data"] if isinstance(init.meta.get("data"), dict) else {}
+    return options, data_info
+
+
+def _training_data(args: argparse.Namespace, argv: Sequence[str], init: Translator | None,
+                   data_info: dict) -> tuple[Task, Splits]:
+    """The task and its splits: the bundled corpus (checked against ``--init``'s) or a corpus of your own."""
+    seed = args.split_seed if args.split_seed is not None else data_info.get("seed", SPLIT_SEED)
+    extra = args.extra if args.extra is not None else data_info.get("extra", [])
+    if not isinstance(seed, int) or not isinstance(extra, list):
+        raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
+    if args.task != PARALLEL and (args.corpus or args.dev or args.test):
+        raise InputError(f"--corpus, --dev and --test are for a corpus of your own: add --task {PARALLEL} "
+                         f"(--task {args.task} trains on the bundled corpus in the data folder)")
+    if args.task == PARALLEL:
+        task, splits = _own_task_and_splits(args, seed)
+    else:
+        task, splits = TASKS[args.task], load_splits(args.task, args.data, seed, extra)
+        if init is not None and not any(arg.split("=", 1)[0] == "--data" for arg in argv):
+            _check_init_corpora(args.init, data_info, splits.info, args.data)
+    return task, splits
+
+
+def _evaluate(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``attention-lab evaluate``: score a model on a split (or pairs given) and write the JSON report."""
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"--limit must be at least 1, got {args.limit}")
+    if args.report:
+        _check_destination(args.report)  # before the decoding, not after it
+    translator = _load(args.model, args.device)
+    pairs = _evaluation_pairs(args, translator)
+    pairs = pairs[: args.limit] if args.limit else pairs
+    report = evaluate(
+        translator,
+        pairs,
+        args.beam,
+        False if args.unconstrained else None,
+        args.window,
+        args.hard,
+        _rules(args),
+        loop_guard=_loop_guard(args),
+        coverage=args.coverage,
+    )
+    report["model_path"] = str(args.model)
+    report["split"] = "given: " + " ".join(args.test) if args.test else args.split
+    summary = {k: round(report[k], 2) if isinstance(report[k], float) else report[k]
+               for k in ("n", "bleu", "chrf", "decode_seconds")}
+    if "couplet" in report:
+        summary["couplet"] = report["couplet"]
+    print(json.dumps(summary, ensure_ascii=False), flush=True)  # shown even if the report cannot be written
+    if args.report:
+        atomic_write_text(args.report, json.dumps(report, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _evaluation_pairs(args: argparse.Namespace, translator: Translator) -> list[tuple[str, str]]:
+    """The pairs ``--test`` names, or the model's ``--split`` (its own data split, read again from the data folder)."""
+    if args.test:
+        return Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split,
+                         args.hf_config).read().pairs
+    if translator.task.name == PARALLEL:
+        splits = splits_from_info(translator.meta.get("data"))
+    else:
+        seed = translator.meta.get("data", {}).get("seed", SPLIT_SEED)
+        extra = translator.meta.get("data", {}).get("extra", [])
+        splits = load_splits(translator.task.name, args.data, seed, extra)
+    sets = {**splits.evaluation_sets(), "dev": splits.dev, **splits.extra_devs}
+    if args.split.startswith("tv4dialog") and args.split not in sets and translator.task.name == "translation":
+        held_out = load_splits(translator.task.name, args.data, seed, ["tv4dialog"])  # the same episodes
+        sets |= {**held_out.extra_tests, **held_out.extra_devs}
+    if args.split not in sets:
+        needs = ("a translation model and tv4dialog (attention-lab data pull tv4dialog)"
+                 if args.split.startswith("tv4dialog") else "a couplet model and poetry-couplet/test")
+        raise InputError(f"--split {args.split} needs {needs}")
+    return sets[args.split]
+
+
+def _translate(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``attention-lab translate`` and ``couplet``: outputs on stdout, notes and names on stderr."""
+    translator = _load(args.model, args.device)
+    if translator.task.name not in (("translation", PARALLEL) if args.command == "translate" else ("couplet",)):
+        raise InputError(
+            f"{args.model} is a {translator.task.name} model; use "
+            f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
+        )
+    texts = args.text or _stdin_lines()
+    _check_utf8(texts)
+    if not texts:
+        raise InputError("no input: pass sentences as arguments or one per line on stdin")
+    if len(texts) > 1:  # one bad line among many: say which
+        for i, text in enumerate(texts, 1):
+            try:
+                translator.tokenize(text)
+            except InputError as err:
+                raise InputError(f"input {i}: {err}") from None
+    options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args),
+                   coverage=args.coverage)
+    if getattr(args, "names", False):
+        options["names"] = True
+    if args.command == "couplet":
+        outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
+                                       rules=_rules(args), **options)
+        paragraphs = [[out] for out in outputs]
+    elif translator.task.name == PARALLEL:  # a model of your own: one input a line, in any language
+        paragraphs = [[out] for out in translator.translate(texts, **options)]
+    else:  # each line may hold several sentences: one output per sentence, printed as one line
+        paragraphs = [translator.translate_paragraph(text, SENTENCE_TOKENS, **options) for text in texts]
+    for outputs in paragraphs:
+        _print_outputs(translator, outputs, args)
+    return 0
+
+
+def _print_outputs(translator: Translator, outputs: Sequence[Output], args: argparse.Namespace) -> None:
+    """One input's outputs (its sentences) as one line; each one's notes, names and attention after it."""
+    print(" ".join(out.text for out in outputs))
+    for i, out in enumerate(outputs, 1):
+        where = f"sentence {i}: " if len(outputs) > 1 else ""
+        for note in translator.notes(out):
+            print(f"note: {where}{note.en}", file=sys.stderr)
+        for label in ("name", "number", "word"):
+            for line in out.names.lines(label) if out.names else []:
+                print(f"{label}: {where}{line}", file=sys.stderr)
+        if args.show_attention:
+            print((f"[{where.rstrip(': ')}]\n" if where else "") + format_alignment(out, args.pieces) + "\n")
+
+
+def _zoo(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``attention-lab zoo``: train, export and evaluate the model zoo (resumable)."""
+    from attention_core.zoo import run_zoo, zoo_models
+
+    try:
+        zoo_models(args.only)
+    except ValueError as err:
+        raise InputError(f"--only: {err}") from None
+    run_zoo(args.data, str(runs_home(args.runs)), args.models, args.results, args.only, args.device, not args.quiet,
+            args.precision, args.stage, args.recipe, args.pieces_from)
+    return 0
+
+
+def _export(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``attention-lab export``: copy a model folder into a new one, optionally in float16."""
+    out = Path(args.out)
+    if not args.out.strip() or out.is_file() or (out.is_dir() and any(out.iterdir())):
+        raise InputError(f"--out {args.out!r}: export writes a new model folder; give a new or empty folder "
+                         "(it never replaces what is there)")
+    translator = _load(args.model, "cpu")
+    save_pretrained(translator, args.out, half=args.half)
+    readme = Path(args.model) / "README.md"
+    if readme.is_file():
+        atomic_write_text(Path(args.out) / "README.md", readme.read_text(encoding="utf-8"))
+    print(f"exported to {args.out}")
+    return 0
+
+
+def _hub(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``attention-lab push`` and ``pull``: a model folder to or from the Hugging Face Hub."""
+    try:
+        if args.command == "push":
+            print(push(args.model, args.repo, private=args.private))
+        else:
+            print(pull(args.repo, args.revision, args.out))
+    except (HubError, ModelLoadError) as err:  # no or bad token, unreachable Hub, missing repo or file
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _check_init_corpora(model: str, trained: dict, now: dict, data: str) -> None:
@@ -658,6 +734,20 @@ def _data(args: argparse.Namespace) -> int:
         return 2
     return 0
 
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Sequence[str]], int]] = {
+    "train": _train,
+    "evaluate": _evaluate,
+    "translate": _translate,
+    "couplet": _translate,
+    "zoo": _zoo,
+    "export": _export,
+    "data": lambda args, argv: _data(args),
+    "push": _hub,
+    "pull": _hub,
+}
+"""Each subcommand's function, by name."""
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``attention-lab``; returns the exit status.
