@@ -373,6 +373,33 @@ def hold_out_episodes(episodes: Sequence[str], seed: int, size: int) -> tuple[li
     return slices[0], slices[1]
 
 
+def _split_groups(
+    pairs: Sequence[tuple[str, str]], seed: int, test_size: int, dev_size: int
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(test, dev, train)``: whole groups of pairs with the same normalised Chinese.
+
+    The groups are shuffled with ``seed``; test is filled first, then dev, the rest is train (a group never
+    straddles two parts).
+    """
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for pair in pairs:
+        groups.setdefault(normalize_chinese(pair[0]), []).append(pair)
+    keys = list(groups)
+    random.Random(seed).shuffle(keys)
+    test: list[tuple[str, str]] = []
+    dev: list[tuple[str, str]] = []
+    train: list[tuple[str, str]] = []
+    for key in keys:
+        group = groups[key]
+        if len(test) + len(group) <= test_size:
+            test += group
+        elif len(dev) + len(group) <= dev_size:
+            dev += group
+        else:
+            train += group
+    return test, dev, train
+
+
 def split_translation(
     data_dir: str | Path,
     seed: int = SPLIT_SEED,
@@ -399,22 +426,7 @@ def split_translation(
     """
     corpus = read_cmn_eng(data_dir)
     unique = list(dict.fromkeys(corpus.pairs))
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for pair in unique:
-        groups.setdefault(normalize_chinese(pair[0]), []).append(pair)
-    keys = list(groups)
-    random.Random(seed).shuffle(keys)
-    test: list[tuple[str, str]] = []
-    dev: list[tuple[str, str]] = []
-    train: list[tuple[str, str]] = []
-    for key in keys:
-        group = groups[key]
-        if len(test) + len(group) <= test_size:
-            test += group
-        elif len(dev) + len(group) <= dev_size:
-            dev += group
-        else:
-            train += group
+    test, dev, train = _split_groups(unique, seed, test_size, dev_size)
     main_train_size = len(train)
     sources = [{"path": corpus.path, "sha256": sha256_file(corpus.path)}]
     skipped, overlap = corpus.skipped, 0

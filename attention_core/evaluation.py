@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 
 from attention_core.couplet import CoupletRules
+from attention_core.data import Task
 from attention_core.metrics import (
     attention_entropy,
     bleu,
@@ -16,7 +17,7 @@ from attention_core.metrics import (
     diagonality,
     uniform_entropy,
 )
-from attention_core.pipeline import Translator
+from attention_core.pipeline import Output, Translator
 from attention_core.seq2seq import WindowArg
 from attention_core.vocab import UNK
 
@@ -62,7 +63,7 @@ def evaluate(
     """
     task = translator.task
     constrained = task.constrained if constrained is None else constrained
-    rules = (rules or CoupletRules()) if constrained and task.name == "couplet" else None
+    rules = (rules or CoupletRules()) if constrained and task.constrained else None
     loop_guard = task.loop_guard if loop_guard is None else loop_guard
     coverage = task.coverage if coverage is None else coverage
     started = time.perf_counter()
@@ -100,26 +101,33 @@ def evaluate(
         "decode_seconds": round(seconds, 2),
         "scoring": f"sacrebleu {task.bleu_tokenize}, lowercased, detokenised output",
     }
-    if task.name == "couplet":
-        sources = [[u or tok for u, tok in zip(o.unknown, o.source_tokens)] for o in outputs]  # raw characters
-        ref_tokens = [task.tokenize_tgt(r) for r in refs]
-        out_tokens = [o.tokens for o in outputs]
-        report["couplet"] = {
-            **couplet_metrics(sources, out_tokens),
-            **couplet_corpus_metrics(out_tokens, ref_tokens),
-        }
-        report["couplet_reference"] = {
-            **couplet_metrics(sources, ref_tokens),
-            **couplet_corpus_metrics(ref_tokens, ref_tokens),
-        }
+    if task.constrained:
+        report |= _couplet_scores(task, outputs, refs)
     if translator.model.has_attention:
-        report["alignment"] = {
-            "entropy": sum(attention_entropy(o.weights) for o in outputs) / max(1, len(outputs)),
-            "diagonality": sum(diagonality(o.weights) for o in outputs) / max(1, len(outputs)),
-            "uniform_entropy": sum(uniform_entropy(o.weights) for o in outputs) / max(1, len(outputs)),
-        }
+        report["alignment"] = _alignment_statistics(outputs)
     report["outputs"] = hyps
     report["examples"] = [
         {"source": s, "reference": r, "output": h} for (s, r), h in list(zip(pairs, hyps))[:examples]
     ]
     return report
+
+
+def _couplet_scores(task: Task, outputs: Sequence[Output], refs: Sequence[str]) -> dict:
+    """The rules a reader checks, on the outputs (``couplet``) and on the human references (``couplet_reference``)."""
+    sources = [[u or tok for u, tok in zip(o.unknown, o.source_tokens)] for o in outputs]  # raw characters
+    ref_tokens = [task.tokenize_tgt(r) for r in refs]
+    out_tokens = [o.tokens for o in outputs]
+    return {
+        "couplet": {**couplet_metrics(sources, out_tokens), **couplet_corpus_metrics(out_tokens, ref_tokens)},
+        "couplet_reference": {**couplet_metrics(sources, ref_tokens), **couplet_corpus_metrics(ref_tokens, ref_tokens)},
+    }
+
+
+def _alignment_statistics(outputs: Sequence[Output]) -> dict[str, float]:
+    """Mean attention entropy, diagonality and the entropy of uniform weights over the outputs."""
+    n = max(1, len(outputs))
+    return {
+        "entropy": sum(attention_entropy(o.weights) for o in outputs) / n,
+        "diagonality": sum(diagonality(o.weights) for o in outputs) / n,
+        "uniform_entropy": sum(uniform_entropy(o.weights) for o in outputs) / n,
+    }

@@ -17,7 +17,9 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
+from attention_core.decoder import DecoderState, Memory
 from attention_core.seq2seq import Seq2Seq, WindowArg
+from attention_core.transformer import TransformerMemory, TransformerState
 
 
 @dataclass
@@ -122,6 +124,53 @@ def _hypothesis(
         score=score,
         finished=finished,
     )
+
+
+def _expand_to_beams(
+    model: Seq2Seq, src: Tensor, src_lengths: Tensor, K: int, constraint: Constraint | None
+) -> tuple[Memory | TransformerMemory, DecoderState | TransformerState, Constraint | None]:
+    """Encode a batch once and repeat every sentence's memory, state and constraint ``K`` times (row ``b·K + k``)."""
+    memory, state = model.encode(src, src_lengths)
+    expand = torch.arange(src.size(0), device=src.device).repeat_interleave(K)  # (B*K,)
+    return (memory.index_select(expand), state.index_select(expand),
+            None if constraint is None else constraint.expand(expand))
+
+
+@dataclass
+class _Beams:
+    """What every live hypothesis has written so far, row ``b·K + k`` for beam ``k`` of sentence ``b``.
+
+    Attributes:
+        tokens: ``(B·K, t)``.
+        attn: Attention weights, ``(B·K, t, S)``, float32.
+        centres: Local window centres ``(B·K, t)``, or ``None`` when attending globally.
+    """
+
+    tokens: Tensor
+    attn: Tensor
+    centres: Tensor | None = None
+
+    @classmethod
+    def empty(cls, rows: int, S: int, device: torch.device) -> _Beams:
+        """Histories with nothing written yet."""
+        return cls(torch.empty(rows, 0, dtype=torch.long, device=device), torch.empty(rows, 0, S, device=device))
+
+    def extend(self, origin: Tensor, y: Tensor, weights: Tensor, centre: Tensor | None) -> _Beams:
+        """The histories of the rows each new hypothesis extends (``origin`` ``(B·K,)``), plus this step's."""
+        centres = None
+        if centre is not None:
+            new = centre.index_select(0, origin).unsqueeze(1).float()
+            centres = new if self.centres is None else torch.cat([self.centres.index_select(0, origin), new], 1)
+        return _Beams(
+            torch.cat([self.tokens.index_select(0, origin), y.unsqueeze(1)], dim=1),
+            torch.cat([self.attn.index_select(0, origin), weights.index_select(0, origin).unsqueeze(1).float()], 1),
+            centres,
+        )
+
+    def hypothesis(self, flat: int, score: float, src_len: int, eos: int) -> Hypothesis:
+        """Row ``flat`` as a [`Hypothesis`][attention_core.search.Hypothesis] (see ``_hypothesis``)."""
+        return _hypothesis(self.tokens[flat], self.attn[flat], None if self.centres is None else self.centres[flat],
+                           score, src_len, eos)
 
 
 @torch.inference_mode()
@@ -317,52 +366,34 @@ def beam_search_nbest(
     cfg = model.cfg
     B, K, device = src.size(0), beam_size, src.device
     limits = _limits(model, src_lengths, max_len)
-    memory, state = model.encode(src, src_lengths)
-    expand = torch.arange(B, device=device).repeat_interleave(K)  # (B*K,)
-    memory, state = memory.index_select(expand), state.index_select(expand)
-    if constraint is not None:
-        constraint = constraint.expand(expand)
+    memory, state, constraint = _expand_to_beams(model, src, src_lengths, K, constraint)
     beam_scores = torch.full((B, K), float("-inf"), device=device)
-    beam_scores[:, 0] = 0.0
+    beam_scores[:, 0] = 0.0  # one live hypothesis a sentence at the start: the others would repeat it
     beam_scores = beam_scores.view(-1)  # (B*K,)
     y = torch.full((B * K,), cfg.bos_id, dtype=torch.long, device=device)
-    tokens = torch.empty(B * K, 0, dtype=torch.long, device=device)
-    attn = torch.empty(B * K, 0, src.size(1), device=device)
-    cents: Tensor | None = None
+    beams = _Beams.empty(B * K, src.size(1), device)
     finished: list[list[tuple[float, Hypothesis]]] = [[] for _ in range(B)]
     lengths = src_lengths.tolist()
     offsets = (torch.arange(B, device=device) * K).unsqueeze(1)  # (B, 1)
     for t in range(max(limits)):
         step = model.step(y, state, memory, t, window, hard)
-        logprobs = _logprobs(model, step.logits, constraint, t, tokens)  # (B*K, V)
+        logprobs = _logprobs(model, step.logits, constraint, t, beams.tokens)  # (B*K, V)
         V = logprobs.size(-1)
         candidates = (beam_scores.unsqueeze(1) + logprobs).view(B, K * V)
         top_scores, top_index = candidates.topk(K, dim=1)  # (B, K)
         origin = (offsets + torch.div(top_index, V, rounding_mode="floor")).view(-1)  # (B*K,)
         y = (top_index % V).view(-1)
         state = step.state.index_select(origin)
-        tokens = torch.cat([tokens.index_select(0, origin), y.unsqueeze(1)], dim=1)
-        new_weights = step.weights.index_select(0, origin).unsqueeze(1).float()  # (B*K, 1, S)
-        attn = torch.cat([attn.index_select(0, origin), new_weights], dim=1)
-        if step.centre is not None:
-            new = step.centre.index_select(0, origin).unsqueeze(1).float()
-            cents = new if cents is None else torch.cat([cents.index_select(0, origin), new], 1)
+        beams = beams.extend(origin, y, step.weights, step.centre)
         beam_scores = top_scores.view(-1).clone()
         # each row's coverage penalty so far: a finished row's final one, a live row's as if it ended now
-        penalties = coverage * _live_penalties(attn, src_lengths, COVERAGE_FLOOR) if coverage else None  # (B*K,)
+        penalties = coverage * _live_penalties(beams.attn, src_lengths, COVERAGE_FLOOR) if coverage else None  # (B*K,)
         is_eos = (y == cfg.eos_id) & torch.isfinite(beam_scores)
         for flat in is_eos.nonzero().flatten().tolist():
-            b = flat // K
             raw = float(beam_scores[flat])
-            hyp = _hypothesis(
-                tokens[flat],
-                attn[flat],
-                None if cents is None else cents[flat],
-                raw,
-                lengths[b],
-                cfg.eos_id,
-            )
-            finished[b].append((raw / (t + 1) ** alpha + (0.0 if penalties is None else float(penalties[flat])), hyp))
+            hyp = beams.hypothesis(flat, raw, lengths[flat // K], cfg.eos_id)
+            penalty = 0.0 if penalties is None else float(penalties[flat])
+            finished[flat // K].append((raw / (t + 1) ** alpha + penalty, hyp))
         beam_scores = beam_scores.masked_fill(is_eos, float("-inf"))
         live = beam_scores.view(B, K)
         live_norm = live / (t + 1) ** alpha
@@ -375,10 +406,7 @@ def beam_search_nbest(
                 if not finished[b]:  # keep the best live hypothesis
                     flat = b * K + int(live[b].argmax())
                     raw = float(beam_scores[flat])
-                    hyp = _hypothesis(
-                        tokens[flat], attn[flat], None if cents is None else cents[flat], raw, lengths[b], cfg.eos_id
-                    )
-                    finished[b].append((raw / (t + 1) ** alpha, hyp))
+                    finished[b].append((raw / (t + 1) ** alpha, beams.hypothesis(flat, raw, lengths[b], cfg.eos_id)))
                 done[b] = True
         full = torch.tensor(done, device=device)
         beam_scores = live.masked_fill(full.unsqueeze(1), float("-inf")).view(-1)

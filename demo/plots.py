@@ -137,26 +137,8 @@ def alignment_figure(
     )
     banded = window is not None and centres is not None
     if banded:
-        edges = bands or [None if c is None else (c - window - 0.5, c + window + 0.5) for c in centres]
-        for i, edge in enumerate(edges):
-            if edge is not None:
-                fig.add_shape(type="rect", x0=edge[0], x1=edge[1], y0=i - 0.5, y1=i + 0.5,
-                              line=dict(color="orange", width=1, dash="dot"), fillcolor="rgba(0,0,0,0)")
-        # shapes have no legend entry: an invisible line in the band's style names it
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"window 窗口 p_t ± {window}",
-                                 line=dict(color="orange", width=2, dash="dot"), hoverinfo="skip"))
-        if predicted:
-            rows = [i for i, c in enumerate(centres) if c is not None]
-            fig.add_trace(go.Scatter(
-                x=[centres[i] for i in rows], y=rows, mode="markers", name="p_t (local-p centre)",
-                marker=dict(symbol="x", size=9, color="crimson"),
-                hovertemplate="p_t = %{x:.2f}<extra></extra>",
-            ))
-    for k, (at, _, _) in enumerate(sorted(inserted, key=lambda entry: entry[0])):  # shaded, and marked
-        fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=at + k - 0.5, y1=at + k + 0.5,
-                      line=dict(width=0), fillcolor=INSERTED_FILL)  # above the grid that shows through
-        fig.add_annotation(text=INSERTED, x=0.5, xref="paper", y=at + k, yref="y", showarrow=False,
-                           font=dict(size=11, color="dimgray"))
+        _draw_window(fig, window, centres, bands, predicted)
+    _draw_inserted(fig, inserted, len(xs))
     if highlight is not None and 0 <= highlight < len(ys):
         fig.add_shape(type="rect", x0=-0.5, x1=len(xs) - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
                       line=dict(color="crimson", width=2))
@@ -173,6 +155,38 @@ def alignment_figure(
         font=FONT,
     )
     return fig
+
+
+def _draw_window(fig: go.Figure, window: int, centres: Sequence[float | None],
+                 bands: Sequence[tuple[float, float] | None] | None, predicted: bool) -> None:
+    """Each row's window as a dotted box (``bands``, else centre ± ``window``), named in the legend.
+
+    Local-p's predicted centres are drawn as crosses too.
+    """
+    edges = bands or [None if c is None else (c - window - 0.5, c + window + 0.5) for c in centres]
+    for i, edge in enumerate(edges):
+        if edge is not None:
+            fig.add_shape(type="rect", x0=edge[0], x1=edge[1], y0=i - 0.5, y1=i + 0.5,
+                          line=dict(color="orange", width=1, dash="dot"), fillcolor="rgba(0,0,0,0)")
+    # shapes have no legend entry: an invisible line in the band's style names it
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"window 窗口 p_t ± {window}",
+                             line=dict(color="orange", width=2, dash="dot"), hoverinfo="skip"))
+    if predicted:
+        rows = [i for i, c in enumerate(centres) if c is not None]
+        fig.add_trace(go.Scatter(
+            x=[centres[i] for i in rows], y=rows, mode="markers", name="p_t (local-p centre)",
+            marker=dict(symbol="x", size=9, color="crimson"),
+            hovertemplate="p_t = %{x:.2f}<extra></extra>",
+        ))
+
+
+def _draw_inserted(fig: go.Figure, inserted: Sequence[tuple[int, str, str]], columns: int) -> None:
+    """Shade and mark the rows the model did not write (see ``alignment_figure``'s ``inserted``)."""
+    for k, (at, _, _) in enumerate(sorted(inserted, key=lambda entry: entry[0])):
+        fig.add_shape(type="rect", x0=-0.5, x1=columns - 0.5, y0=at + k - 0.5, y1=at + k + 0.5,
+                      line=dict(width=0), fillcolor=INSERTED_FILL)  # above the grid that shows through
+        fig.add_annotation(text=INSERTED, x=0.5, xref="paper", y=at + k, yref="y", showarrow=False,
+                           font=dict(size=11, color="dimgray"))
 
 
 INSERTED = "inserted 插入 (hover)"
