@@ -24,6 +24,7 @@ import torch.distributed as dist
 
 from attention_core import corpora
 from attention_core.allocator import AllocatorError, restart_if_faster
+from attention_core.atomic import atomic_write_text
 from attention_core.attention import CENTRES
 from attention_core.config import RNN_TYPES, TRANSFORMER
 from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
@@ -31,7 +32,7 @@ from attention_core.couplet import TONE_MODES, CoupletRules
 from attention_core.data import SPLIT_SEED, TASKS, DataError, Splits, Task, load_splits
 from attention_core.decoder import DECODERS
 from attention_core.evaluation import evaluate
-from attention_core.hub import ModelLoadError, atomic_write_text, from_pretrained, pull, push, save_pretrained
+from attention_core.hub import ModelLoadError, from_pretrained, pull, push, save_pretrained
 from attention_core.hubio import HubError
 from attention_core.parallel import (
     FORMATS,

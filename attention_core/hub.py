@@ -30,6 +30,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+from attention_core.atomic import atomic_write, atomic_write_text
 from attention_core.card import CARD_MARK, own_model_card
 from attention_core.config import ModelConfig
 from attention_core.data import Task, get_task
@@ -51,41 +52,6 @@ OPTIONAL_FILES = (SUBWORDS, SRC_SUBWORDS)
 
 class ModelLoadError(ValueError):
     """A model folder is missing, incomplete, or its tensors do not match its config."""
-
-
-def _file_mode() -> int:
-    """The mode ``open()`` gives a new file under this process's umask (``0o644`` under the usual ``022``)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-_FILE_MODE = _file_mode()
-
-
-def atomic_write(path: str | Path, write: Any) -> None:
-    """Write a file atomically: ``write(tmp_path)`` fills a temporary file that then replaces ``path``.
-
-    Args:
-        path: Destination.
-        write: A callable taking the temporary path.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, _FILE_MODE)  # mkstemp's 0600 would hide the file from other users and services
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write UTF-8 text atomically."""
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 def save_pretrained(translator: Translator, folder: str | Path, half: bool = False) -> Path:

@@ -21,8 +21,8 @@ from importlib import metadata
 from pathlib import Path
 
 from attention_core import names, text
+from attention_core.atomic import atomic_write_text
 from attention_core.corpora import cache_home
-from attention_core.hub import atomic_write_text
 from attention_core.names import KNOWN_COUNT, known_names
 
 FOLDER = "known-names"

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from attention_core import truecase
 from attention_core.allocator import loaded
+from attention_core.atomic import atomic_write, atomic_write_text
 from attention_core.batch import Batch
 from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.corpora import runs_home
@@ -34,7 +35,7 @@ from attention_core.couplet import NO_RULES
 from attention_core.data import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
 from attention_core.encoded import FOLDER as ENCODED
 from attention_core.encoded import VocabularySettings, encode_corpus, load_or_encode
-from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write, atomic_write_text, save_pretrained
+from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, save_pretrained
 from attention_core.loss import smoothed_cross_entropy
 from attention_core.metrics import bleu
 from attention_core.namecache import cached_known_names

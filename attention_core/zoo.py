@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from attention_core.atomic import atomic_write_text
 from attention_core.calibration import calibrate_overproduction
 from attention_core.card import architecture
 from attention_core.corpora import sha256_file
@@ -25,7 +26,7 @@ from attention_core.data import TASKS, Splits, load_splits
 from attention_core.encoded import FOLDER as ENCODED
 from attention_core.encoded import build_vocabs
 from attention_core.evaluation import evaluate
-from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, atomic_write_text, load_folder, save_pretrained
+from attention_core.hub import CONFIG, SUBWORDS, WEIGHTS, load_folder, save_pretrained
 from attention_core.pipeline import Translator
 from attention_core.runlock import hold
 from attention_core.subword import Subwords

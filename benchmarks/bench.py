@@ -214,7 +214,7 @@ def repo_path(path: str | Path) -> str:
 
 def write_report(out: str | Path, report: dict, markdown) -> None:
     """Write a benchmark's report as JSON and, beside it, as Markdown (``markdown(report)``); print the Markdown."""
-    from attention_core.hub import atomic_write_text
+    from attention_core.atomic import atomic_write_text
 
     out = Path(out)
     atomic_write_text(out, json.dumps(report, ensure_ascii=False, indent=1) + "\n")

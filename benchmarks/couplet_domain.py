@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from attention_core.atomic import atomic_write_text  # noqa: E402
 from attention_core.data import load_splits  # noqa: E402
-from attention_core.hub import atomic_write_text  # noqa: E402
 from attention_core.metrics import bleu, chrf  # noqa: E402
 from reports.common import load_reports, ordered  # noqa: E402
 

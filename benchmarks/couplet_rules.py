@@ -26,11 +26,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from attention_core.atomic import atomic_write_text  # noqa: E402
 from attention_core.calibration import calibrate_overproduction  # noqa: E402
 from attention_core.couplet import NO_RULES, CoupletRules  # noqa: E402
 from attention_core.data import load_splits  # noqa: E402
 from attention_core.evaluation import evaluate  # noqa: E402
-from attention_core.hub import atomic_write_text, load_folder  # noqa: E402
+from attention_core.hub import load_folder  # noqa: E402
 from attention_core.zoo import calibration_pairs  # noqa: E402
 
 SETTINGS: list[tuple[str, bool, CoupletRules]] = [

@@ -227,7 +227,7 @@ def main() -> None:
 
 def write(report: dict, out: Path, stem: str, study: dict) -> None:
     """The study's JSON (without outputs), table and figure."""
-    from attention_core.hub import atomic_write_text
+    from attention_core.atomic import atomic_write_text
 
     atomic_write_text(out / f"{stem}.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
     figure(report, out / "figures" / stem, study)

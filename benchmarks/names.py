@@ -86,9 +86,10 @@ def markdown(report: dict) -> str:
 def main() -> None:
     import torch
 
+    from attention_core.atomic import atomic_write_text
     from attention_core.corpora import data_home
     from attention_core.data import split_translation
-    from attention_core.hub import atomic_write_text, load_folder
+    from attention_core.hub import load_folder
     from attention_core.names import find_names
     from attention_core.numbers import find_numbers
 

@@ -25,9 +25,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from attention_core.atomic import atomic_write_text  # noqa: E402
 from attention_core.data import TASKS, load_splits  # noqa: E402
 from attention_core.evaluation import evaluate  # noqa: E402
-from attention_core.hub import atomic_write_text, load_folder  # noqa: E402
+from attention_core.hub import load_folder  # noqa: E402
 from attention_core.training import fit  # noqa: E402
 from attention_core.zoo import RECIPES, model_options  # noqa: E402
 

@@ -349,8 +349,8 @@ def reading_table(rows: Sequence[Row], out: Path, variant: str, names: bool = Fa
 
 
 def main() -> None:
+    from attention_core.atomic import atomic_write_text
     from attention_core.corpora import data_home
-    from attention_core.hub import atomic_write_text
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", default=str(SET), help="the visitor set (TSV)")

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from attention_core.atomic import atomic_write_text
 from attention_core.data import TASKS, DataError, Splits, load_splits
-from attention_core.hub import atomic_write_text
 from attention_core.metrics import MIN_BUCKET, bleu_by_length
 from attention_core.zoo import RECIPES
 from demo.handlers import heatmap_figure, sentence_state

@@ -51,12 +51,12 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, read_gold
+from attention_core.atomic import atomic_write_text
 from attention_core.attention import attention
 from attention_core.attribution import input_x_gradient
 from attention_core.batch import make_batch
 from attention_core.corpora import data_home
 from attention_core.couplet import CoupletRules
-from attention_core.hub import atomic_write_text
 from attention_core.metrics import attention_entropy, diagonality
 from attention_core.pipeline import Output, Translator
 from attention_core.scores import build_score
