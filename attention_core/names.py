@@ -669,18 +669,30 @@ def restore(
         out += word
         k += 1
     text = (detokenize or " ".join)(out)
-    rewrites = []  # the beam's other outputs are text: each carrier's forms (and what follows them) by pattern
-    for c in prepared.carried:
+    alternatives = _rewritten_alternatives(output.alternatives, prepared.carried, text)
+    return replace(output, text=text, alternatives=alternatives, names=prepared)
+
+
+def _rewritten_alternatives(
+    alternatives: Sequence[tuple[str, float]], carried: Sequence[Carried], text: str
+) -> list[tuple[str, float]]:
+    """The beam's other outputs with each carrier's English rewritten as its name (they are text, not tokens).
+
+    Each carrier's forms, and what follows them (``p.m.``, its own full stop), are found by pattern; two outputs
+    that then read alike (three, 3) count once, and one that reads as ``text`` is dropped.
+    """
+    rewrites = []
+    for c in carried:
         forms = "|".join(re.escape(form) for form in c.carrier_english.split("|"))
         follow = "|".join(r"\s*".join(map(re.escape, sequence)) for sequence in c.name.drop_next)  # "p.m." or "p . m ."
         tail = rf"(?:\s*(?:{follow}))?" if follow else ""
         tail += r"(?:\s*\.)?" if c.name.english.endswith(".") else ""  # 9:45 p.m. ends a sentence already
         pattern = rf"(?<![A-Za-z0-9])(?:(?P<article>an?)\s+)?(?P<form>{forms}){tail}(?![A-Za-z0-9])"
         rewrites.append((re.compile(pattern, re.IGNORECASE), partial(_rewrite, c.name)))
-    alternatives: dict[str, float] = {}
-    for other, score in output.alternatives:
+    kept: dict[str, float] = {}
+    for other, score in alternatives:
         for pattern, write in rewrites:
             other = pattern.sub(write, other)
         if other != text:  # two outputs that differ only in a carrier's form (three, 3) are one now
-            alternatives.setdefault(other, score)
-    return replace(output, text=text, alternatives=list(alternatives.items()), names=prepared)
+            kept.setdefault(other, score)
+    return list(kept.items())

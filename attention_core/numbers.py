@@ -33,6 +33,7 @@ Examples:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from attention_core.rare import RareWord
 
@@ -106,62 +107,102 @@ def ordinal(day: int) -> str:
     return f"{day}{suffix}"
 
 
-def _english(kind: str, match: re.Match[str]) -> RareWord | None:
-    """The English of one match of ``kind``'s pattern, or ``None`` when it is not a number of that kind."""
+def _date_english(match: re.Match[str]) -> RareWord | None:
+    """``五月十日`` → ``May 10th``: a month and a day that exist."""
     text, start = match.group(0), match.start()
-    if kind == "date":
-        month, day = value(match.group(1)), value(match.group(2))
-        if isinstance(month, int) and isinstance(day, int) and 1 <= month <= 12 and 1 <= day <= 31:
-            return RareWord(text, start, f"{MONTHS[month - 1]} {ordinal(day)}", "number", kind)
-    elif kind == "time":
-        period, hour = match.group(1), value(match.group(2))
-        half, quarter, three_quarters, minutes = match.group(3, 4, 5, 6)
-        minute = 30 if half else 15 if quarter else 45 if three_quarters else value(minutes) if minutes else None
-        clock = (("o", "'clock"), ("o'clock",), *((":", f"{m:02d}") for m in range(60)))  # the carrier's own minutes
-        half_day = PERIODS.get(period or "") if isinstance(hour, int) and 1 <= hour <= 11 else None
-        if period and not half_day:  # 晚上十二点: the part of the day is left to the model, the time is found alone
-            text, start = text[len(period):], start + len(period)
-        if half_day:  # 晚上九点四十五分 → 9:45 p.m.: the model reads the carrier's hour without the part of the day
-            clock = tuple((*c, *h) for c in clock for h in HALF_DAYS) + clock + HALF_DAYS
-        if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
-            english = f"{hour}:{minute:02d}" + (f" {half_day}" if half_day else "")
-            return RareWord(text, start, english, "number", kind, drop_next=clock)
-        arabic = match.group(2)[0].isdigit()  # 3点: the model knows 三点, not a digit
-        if isinstance(hour, int) and (10 < hour or arabic) and 1 <= hour <= 24 and minute is None:  # 十二点, 3点
-            english = f"{hour} {half_day}" if half_day else f"{hour} o'clock"
-            return RareWord(text, start, english, "number", kind, drop_next=clock)
-    elif kind == "year":
-        year = value(match.group(1))
-        if isinstance(year, int) and "两" not in match.group(1):
-            return RareWord(text, start, f"in {year}", "number", kind, bare=str(year))
-    elif kind == "money":
-        amount, tenths = value(match.group(1)), match.group(2)
-        together = amount == 1 and text.endswith("块") and not match.string.startswith("钱", match.end())
-        if amount is None or together:  # 一块 is also "together"
-            return None
-        if tenths:
-            amount = amount + (value(tenths) or 0) / 10
-        return RareWord(text, start, f"{written(amount)} yuan", "number", kind,
-                      drop_next=tuple((*m, *c) for m in MAGNITUDES for c in CURRENCY_WORDS) + CURRENCY_WORDS)
-    elif kind == "percent":
-        amount = value(match.group(1))
-        if amount is not None:
-            return RareWord(text, start, f"{written(amount)}%", "number", kind)
-    else:
-        amount = value(text)
-        large = amount is not None and (amount > 10 or isinstance(amount, float) or text[0].isdigit())  # or 5
-        ordinal_ = match.string[max(0, start - 1) : start] == "第"  # 第十一课: an ordinal, left to the model
-        digits = text[0].isdigit() or re.search("[十百千万亿点]", text)  # 三四, 一两: "three or four", "one or two"
-        month = match.string.startswith("月", match.end())  # 十二月 "December": left to the model
-        if text[0].isdigit() and re.search(r"[A-Za-z]", match.string[max(0, start - 1) : start] +
-                                           match.string[match.end() : match.end() + 1]):
-            return None  # A4, MP3, 5G, iPhone15: part of a name, left to the model
-        if text[0].isdigit() and match.string.startswith("点", match.end()):
-            return None  # 0点: an hour the time pattern left to the model
-        if large and digits and not ordinal_ and not month and not text.startswith(("百", "千", "万", "亿")):
-            english = text if text[0].isdigit() else written(amount)  # type: ignore[arg-type]
-            return RareWord(text, start, english, "number", kind, drop_next=MAGNITUDES)  # not 千万 "by all means"
+    month, day = value(match.group(1)), value(match.group(2))
+    if isinstance(month, int) and isinstance(day, int) and 1 <= month <= 12 and 1 <= day <= 31:
+        return RareWord(text, start, f"{MONTHS[month - 1]} {ordinal(day)}", "number", "date")
     return None
+
+
+def _time_english(match: re.Match[str]) -> RareWord | None:
+    """``九点四十五分`` → ``9:45``, ``晚上九点`` → ``9 p.m.``.
+
+    The carrier's own minutes and part of the day, written after it, are dropped (``drop_next``).
+    """
+    text, start = match.group(0), match.start()
+    period, hour = match.group(1), value(match.group(2))
+    half, quarter, three_quarters, minutes = match.group(3, 4, 5, 6)
+    minute = 30 if half else 15 if quarter else 45 if three_quarters else value(minutes) if minutes else None
+    clock = (("o", "'clock"), ("o'clock",), *((":", f"{m:02d}") for m in range(60)))  # the carrier's own minutes
+    half_day = PERIODS.get(period or "") if isinstance(hour, int) and 1 <= hour <= 11 else None
+    if period and not half_day:  # 晚上十二点: the part of the day is left to the model, the time is found alone
+        text, start = text[len(period):], start + len(period)
+    if half_day:  # 晚上九点四十五分 → 9:45 p.m.: the model reads the carrier's hour without the part of the day
+        clock = tuple((*c, *h) for c in clock for h in HALF_DAYS) + clock + HALF_DAYS
+    if isinstance(hour, int) and 0 <= hour <= 24 and isinstance(minute, int) and 0 <= minute < 60:
+        english = f"{hour}:{minute:02d}" + (f" {half_day}" if half_day else "")
+        return RareWord(text, start, english, "number", "time", drop_next=clock)
+    arabic = match.group(2)[0].isdigit()  # 3点: the model knows 三点, not a digit
+    if isinstance(hour, int) and (10 < hour or arabic) and 1 <= hour <= 24 and minute is None:  # 十二点, 3点
+        english = f"{hour} {half_day}" if half_day else f"{hour} o'clock"
+        return RareWord(text, start, english, "number", "time", drop_next=clock)
+    return None
+
+
+def _year_english(match: re.Match[str]) -> RareWord | None:
+    """``2024年`` → ``in 2024`` (not ``两千``-style readings, which are amounts)."""
+    text, start = match.group(0), match.start()
+    year = value(match.group(1))
+    if isinstance(year, int) and "两" not in match.group(1):
+        return RareWord(text, start, f"in {year}", "number", "year", bare=str(year))
+    return None
+
+
+def _money_english(match: re.Match[str]) -> RareWord | None:
+    """``九十九块钱`` → ``99 yuan`` (not ``一块``, which is also "together")."""
+    text, start = match.group(0), match.start()
+    amount, tenths = value(match.group(1)), match.group(2)
+    together = amount == 1 and text.endswith("块") and not match.string.startswith("钱", match.end())
+    if amount is None or together:  # 一块 is also "together"
+        return None
+    if tenths:
+        amount = amount + (value(tenths) or 0) / 10
+    return RareWord(text, start, f"{written(amount)} yuan", "number", "money",
+                    drop_next=tuple((*m, *c) for m in MAGNITUDES for c in CURRENCY_WORDS) + CURRENCY_WORDS)
+
+
+def _percent_english(match: re.Match[str]) -> RareWord | None:
+    """``百分之五十`` → ``50%``."""
+    text, start = match.group(0), match.start()
+    amount = value(match.group(1))
+    if amount is not None:
+        return RareWord(text, start, f"{written(amount)}%", "number", "percent")
+    return None
+
+
+def _number_english(match: re.Match[str]) -> RareWord | None:
+    """A plain number the model would misread: large, with digits or a unit.
+
+    Not an ordinal (第十一课), a month (十二月) or part of a name (MP3): those are left to the model.
+    """
+    text, start = match.group(0), match.start()
+    amount = value(text)
+    large = amount is not None and (amount > 10 or isinstance(amount, float) or text[0].isdigit())  # or 5
+    ordinal_ = match.string[max(0, start - 1) : start] == "第"  # 第十一课: an ordinal, left to the model
+    digits = text[0].isdigit() or re.search("[十百千万亿点]", text)  # 三四, 一两: "three or four", "one or two"
+    month = match.string.startswith("月", match.end())  # 十二月 "December": left to the model
+    if text[0].isdigit() and re.search(r"[A-Za-z]", match.string[max(0, start - 1) : start] +
+                                       match.string[match.end() : match.end() + 1]):
+        return None  # A4, MP3, 5G, iPhone15: part of a name, left to the model
+    if text[0].isdigit() and match.string.startswith("点", match.end()):
+        return None  # 0点: an hour the time pattern left to the model
+    if large and digits and not ordinal_ and not month and not text.startswith(("百", "千", "万", "亿")):
+        english = text if text[0].isdigit() else written(amount)  # type: ignore[arg-type]
+        return RareWord(text, start, english, "number", "number", drop_next=MAGNITUDES)  # not 千万 "by all means"
+    return None
+
+
+_ENGLISH: dict[str, Callable[[re.Match[str]], RareWord | None]] = {
+    "date": _date_english,
+    "time": _time_english,
+    "year": _year_english,
+    "money": _money_english,
+    "percent": _percent_english,
+    "number": _number_english,
+}
+"""Each kind's reading: the English of one match of its pattern, or ``None`` when it is not a number of that kind."""
 
 
 def find_numbers(text: str) -> list[RareWord]:
@@ -176,7 +217,7 @@ def find_numbers(text: str) -> list[RareWord]:
         for match in pattern.finditer(text):
             if any(taken[match.start() : match.end()]):
                 continue
-            number = _english(kind, match)
+            number = _ENGLISH[kind](match)
             if number is not None:
                 found.append(number)
                 taken[match.start() : match.end()] = [True] * len(match.group(0))

@@ -14,10 +14,11 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -142,6 +143,23 @@ class TrainError(RuntimeError):
     """Training cannot start or continue (e.g. a checkpoint would be overwritten)."""
 
 
+_FIELD_RULES: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] = (
+    (("epochs", "batch_size", "max_len", "min_freq", "dev_beam", "main_repeat", "patience"), lambda v: v >= 1,
+     "must be at least 1"),
+    (("max_train", "max_dev", "max_pairs"), lambda v: v is None or v >= 1, "must be at least 1 (or unset: all)"),
+    (("clip", "min_lr", "lr_patience", "checkpoint_minutes", "full_data_epochs", "extra_ratio"), lambda v: v >= 0,
+     "must not be negative"),
+    (("label_smoothing",), lambda v: 0 <= v < 1, "must be in [0, 1)"),
+    (("lr_decay",), lambda v: 0 < v < 1, "(the factor the learning rate is multiplied by) must be in (0, 1)"),
+    (("subword_vocab",), lambda v: v == 0 or v > 4, "must be 0 (whole words) or more than 4"),
+    (("lr",), lambda v: v > 0, "must be positive"),
+    (("final_lr_ratio",), lambda v: 0 < v <= 1, "must be in (0, 1]"),
+    (("teacher_forcing",), lambda v: 0 <= v <= 1, "must be in [0, 1]"),
+    (("precision",), lambda v: v in PRECISIONS, f"must be one of {', '.join(PRECISIONS)}"),
+)
+"""What ``TrainConfig.validate`` checks field by field: ``(fields, check, the rule as the message says it)``."""
+
+
 @dataclass
 class TrainConfig:
     """How to train (saved with the model).
@@ -224,38 +242,12 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         """Raise ``ValueError`` naming the first bad field."""
-        for name in ("epochs", "batch_size", "max_len", "min_freq", "dev_beam", "main_repeat", "patience"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("max_train", "max_dev"):  # None: all
-            if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("clip", "min_lr", "lr_patience"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
-        if not 0 <= self.label_smoothing < 1:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
-        if not 0 < self.lr_decay < 1:
-            raise ValueError(f"lr_decay (the factor the learning rate is multiplied by) must be in (0, 1), "
-                             f"got {self.lr_decay}")
-        if self.subword_vocab < 0 or 0 < self.subword_vocab <= 4:
-            raise ValueError(f"subword_vocab must be 0 (whole words) or more than 4, got {self.subword_vocab}")
-        if self.max_pairs is not None and self.max_pairs < 1:
-            raise ValueError(f"max_pairs must be at least 1, got {self.max_pairs}")
-        if self.full_data_epochs < 0 or self.extra_ratio < 0:
-            raise ValueError("full_data_epochs and extra_ratio must not be negative")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
+        for names, ok, rule in _FIELD_RULES:
+            for name in names:
+                if not ok(getattr(self, name)):
+                    raise ValueError(f"{name} {rule}, got {getattr(self, name)!r}")
         if not 0 <= self.decay_epochs <= self.epochs:
             raise ValueError(f"decay_epochs must be between 0 and epochs ({self.epochs}), got {self.decay_epochs}")
-        if not 0 < self.final_lr_ratio <= 1:
-            raise ValueError(f"final_lr_ratio must be in (0, 1], got {self.final_lr_ratio}")
-        if self.checkpoint_minutes < 0:
-            raise ValueError(f"checkpoint_minutes must not be negative, got {self.checkpoint_minutes}")
-        if not 0 <= self.teacher_forcing <= 1:
-            raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         return self
 
 

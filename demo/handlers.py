@@ -559,6 +559,40 @@ def spread(parts: Sequence[str], slots: int, joiner: str = "") -> list[str]:
     return groups
 
 
+def _typed_columns(out: Output, tokenize: Callable[[str], list[str]] | None) -> tuple[list[str], list[str], list[int]]:
+    """Each of the model's source columns: its label as typed, its hover note, and the first column of its group.
+
+    A name typed with at least as many characters as its stand-in has spread over the stand-in's columns; one
+    typed shorter gives each character typed a group of the stand-in's columns (``first``: the group's first
+    column, where the group is drawn). See [`typed_axes`][demo.handlers.typed_axes].
+    """
+    source = list(out.source_tokens)
+    labels, notes, first = list(source), [""] * len(source), list(range(len(source)))  # first: a column's group
+    prepared = out.names
+    for c in prepared.carried if prepared is not None and tokenize is not None else []:
+        carrier = tokenize(c.carrier)
+        start = len(tokenize(prepared.text[: c.offset] + c.carrier)) - len(carrier)
+        if start < 0 or out.source_tokens[start: start + len(carrier)] != carrier:
+            continue  # not where the tokeniser puts it (never expected): the model's tokens stay
+        typed = list(c.name.text)
+        if len(typed) >= len(carrier):
+            for j, label in enumerate(spread(typed, len(carrier)), start):
+                labels[j] = label
+                notes[j] = f"the model read {source[j]}: {c.carrier} stands in for {c.name.text} 替身"
+            continue
+        size, extra = divmod(len(carrier), len(typed))  # fewer characters typed: each takes a few of its columns
+        j = start
+        for k, label in enumerate(typed):
+            group = range(j, j + size + (k < extra))
+            read = "".join(source[i] for i in group)
+            for i in group:
+                first[i], labels[i] = j, label
+                notes[i] = (f"the model read {read}: {c.carrier} stands in for {c.name.text}"
+                            + (f", its {len(group)} columns added 替身" if len(group) > 1 else " 替身"))
+            j = group.stop
+    return labels, notes, first
+
+
 def typed_axes(out: Output, tokenize: Callable[[str], list[str]] | None = None) -> dict:
     """The heatmap's axes in the visitor's words: the names, numbers and words the names switch carried, as typed.
 
@@ -582,31 +616,10 @@ def typed_axes(out: Output, tokenize: Callable[[str], list[str]] | None = None) 
     """
     source, rows = list(out.source_tokens), list(out.row_labels)
     spans = word_spans(rows)
-    labels, notes, first = list(source), [""] * len(source), list(range(len(source)))  # first: a column's group
+    labels, notes, first = _typed_columns(out, tokenize)
     axes = {"output": (rows, [""] * len(rows)), "words": ([word for word, _ in spans], [""] * len(spans)),
             "columns": None, "inserted": {"output": [], "words": []}}
     prepared = out.names
-    for c in prepared.carried if prepared is not None and tokenize is not None else []:
-        carrier = tokenize(c.carrier)
-        start = len(tokenize(prepared.text[: c.offset] + c.carrier)) - len(carrier)
-        if start < 0 or out.source_tokens[start: start + len(carrier)] != carrier:
-            continue  # not where the tokeniser puts it (never expected): the model's tokens stay
-        typed = list(c.name.text)
-        if len(typed) >= len(carrier):
-            for j, label in enumerate(spread(typed, len(carrier)), start):
-                labels[j] = label
-                notes[j] = f"the model read {source[j]}: {c.carrier} stands in for {c.name.text} 替身"
-            continue
-        size, extra = divmod(len(carrier), len(typed))  # fewer characters typed: each takes a few of its columns
-        j = start
-        for k, label in enumerate(typed):
-            group = range(j, j + size + (k < extra))
-            read = "".join(source[i] for i in group)
-            for i in group:
-                first[i], labels[i] = j, label
-                notes[i] = (f"the model read {read}: {c.carrier} stands in for {c.name.text}"
-                            + (f", its {len(group)} columns added 替身" if len(group) > 1 else " 替身"))
-            j = group.stop
     kept = [j for j in range(len(source)) if first[j] == j]
     axes["source"] = ([labels[j] for j in kept], [notes[j] for j in kept])
     if len(kept) < len(source):

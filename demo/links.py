@@ -268,28 +268,40 @@ def parse_query(params: Mapping[str, str]) -> dict[str, object]:
         else:
             problems.append(problem)
     if tab == "compare":
-        query["task"] = params.get("task") if params.get("task") in TASK_TABS else "translation"
-        query["a"], query["b"] = parse_controls(params, "a_"), parse_controls(params, "b_")
-        for side in ("a", "b"):
-            view, found = parse_view(params, f"{side}_")
-            problems += found
-            if view:
-                query[f"{side}_view"] = view
+        problems += _parse_compare(params, query)
     if problems:
         query["problems"] = problems
     if tab == "live":
-        live: dict[str, object] = {}
-        if params.get("task") in ("reverse", "copy", "sort"):
-            live["task"] = params["task"]
-        if params.get("score") in SCORES:
-            live["score"] = params["score"]
-        window = params.get("window", "")
-        if window == "global" or _int(window, 1, 10) is not None:
-            live["window"] = window
-        if "attention" in params:
-            live["attention"] = _flag(params["attention"])
-        for key, low, high in (("min_len", 1, 30), ("max_len", 1, 30), ("steps", 100, 3000)):
-            if _int(params.get(key, ""), low, high) is not None:
-                live[key] = int(params[key])
-        query["live"] = live
+        query["live"] = _parse_live(params)
     return query
+
+
+def _parse_compare(params: Mapping[str, str], query: dict[str, object]) -> list[str]:
+    """Compare's task and each side's controls and Transformer view, into ``query``; the problems found."""
+    query["task"] = params.get("task") if params.get("task") in TASK_TABS else "translation"
+    query["a"], query["b"] = parse_controls(params, "a_"), parse_controls(params, "b_")
+    problems: list[str] = []
+    for side in ("a", "b"):
+        view, found = parse_view(params, f"{side}_")
+        problems += found
+        if view:
+            query[f"{side}_view"] = view
+    return problems
+
+
+def _parse_live(params: Mapping[str, str]) -> dict[str, object]:
+    """The live-training tab's settings that are given and valid."""
+    live: dict[str, object] = {}
+    if params.get("task") in ("reverse", "copy", "sort"):
+        live["task"] = params["task"]
+    if params.get("score") in SCORES:
+        live["score"] = params["score"]
+    window = params.get("window", "")
+    if window == "global" or _int(window, 1, 10) is not None:
+        live["window"] = window
+    if "attention" in params:
+        live["attention"] = _flag(params["attention"])
+    for key, low, high in (("min_len", 1, 30), ("max_len", 1, 30), ("steps", 100, 3000)):
+        if _int(params.get(key, ""), low, high) is not None:
+            live[key] = int(params[key])
+    return live
