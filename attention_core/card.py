@@ -71,7 +71,7 @@ def own_model_card(translator: Translator, repo_id: str) -> str:
     Raises:
         ValueError: For a bundled-task model (the zoo writes their cards).
     """
-    if translator.task.name != PARALLEL:
+    if not translator.task.own:
         raise ValueError(f"own_model_card is for models of your own, not a {translator.task.name} model")
     cfg, meta, spec = translator.model.cfg, translator.meta, translator.task.spec or {}
     source, target = spec.get("source", {}), spec.get("target", {})

@@ -554,7 +554,7 @@ def _evaluation_pairs(args: argparse.Namespace, translator: Translator) -> list[
     if args.test:
         return Source.of(args.test, args.format, args.source_field, args.target_field, args.hf_split,
                          args.hf_config).read().pairs
-    if translator.task.name == PARALLEL:
+    if translator.task.own:
         splits = splits_from_info(translator.meta.get("data"))
     else:
         seed = translator.meta.get("data", {}).get("seed", SPLIT_SEED)
@@ -574,7 +574,7 @@ def _evaluation_pairs(args: argparse.Namespace, translator: Translator) -> list[
 def _translate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """``attention-lab translate`` and ``couplet``: outputs on stdout, notes and names on stderr."""
     translator = _load(args.model, args.device)
-    if translator.task.name not in (("translation", PARALLEL) if args.command == "translate" else ("couplet",)):
+    if translator.task.characters_only != (args.command == "couplet"):  # a couplet model writes 下联 only
         raise InputError(
             f"{args.model} is a {translator.task.name} model; use "
             f"'attention-lab {'couplet' if args.command == 'translate' else 'translate'}'"
@@ -597,7 +597,7 @@ def _translate(args: argparse.Namespace, argv: Sequence[str]) -> int:
         outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
                                        rules=_rules(args), **options)
         paragraphs = [[out] for out in outputs]
-    elif translator.task.name == PARALLEL:  # a model of your own: one input a line, in any language
+    elif translator.task.own:  # a model of your own: one input a line, in any language
         paragraphs = [[out] for out in translator.translate(texts, **options)]
     else:  # each line may hold several sentences: one output per sentence, printed as one line
         paragraphs = [translator.translate_paragraph(text, SENTENCE_TOKENS, **options) for text in texts]

@@ -232,6 +232,11 @@ class Task:
             rules govern repetition) and for models of your own.
         coverage: The default weight ``β`` of beam search's coverage penalty
             ([`beam_search_nbest`][attention_core.search.beam_search_nbest]); ``0``: off.
+        input_name: What a reader types, as messages name it (``Chinese sentence``, ``上联``).
+        characters_only: Every source token must be a Chinese character: a 上联, whose 下联 mirrors each one.
+        reads_names: The names switch applies ([`attention_core.names`][attention_core.names]): Chinese → English.
+        lists_known_names: Training lists the names its data holds (``known_names`` in the model's metadata),
+            which the names switch then leaves to the model.
     """
 
     name: str
@@ -246,6 +251,15 @@ class Task:
     src_subwords: Subwords | None = None
     loop_guard: bool = False
     coverage: float = 0.0
+    input_name: str = "sentence"
+    characters_only: bool = False
+    reads_names: bool = False
+    lists_known_names: bool = False
+
+    @property
+    def own(self) -> bool:
+        """A task of your own ([`attention_core.parallel`][attention_core.parallel]), not a bundled one."""
+        return self.spec is not None
 
     def with_subwords(self, subwords: Subwords) -> Task:
         """This task with subword targets: words are split into pieces, and pieces merged back.
@@ -283,8 +297,9 @@ class Task:
 
 TASKS: dict[str, Task] = {
     "translation": Task("translation", tokenize_chinese, tokenize_english, detokenize_english, False, "13a",
-                        loop_guard=True),
-    "couplet": Task("couplet", tokenize_chinese, tokenize_chinese, detokenize_chinese, True, "char"),
+                        loop_guard=True, input_name="Chinese sentence", reads_names=True, lists_known_names=True),
+    "couplet": Task("couplet", tokenize_chinese, tokenize_chinese, detokenize_chinese, True, "char",
+                    input_name="上联", characters_only=True),
 }
 """Tasks by name."""
 
@@ -573,10 +588,11 @@ def split_couplet(
 def load_splits(task: str, data_dir: str | Path | None = None, seed: int = SPLIT_SEED,
                 extra: Sequence[str] = ()) -> Splits:
     """The split for a task by name, from ``data_dir`` (default [`data_home`][attention_core.corpora.data_home])."""
-    data_dir = data_home(data_dir)
-    if get_task(task).name == "translation":
-        return split_translation(data_dir, seed, extra=extra)
-    return split_couplet(data_dir, seed, extra=extra)
+    return SPLITTERS[get_task(task).name](data_home(data_dir), seed, extra=extra)
+
+
+SPLITTERS: dict[str, Callable[..., Splits]] = {"translation": split_translation, "couplet": split_couplet}
+"""Each bundled task's split of its corpora, by task name."""
 
 
 @dataclass

@@ -481,7 +481,7 @@ def push(
                                       if (folder / name).is_file()}
     readme = folder / "README.md"
     card = None
-    if translator.task.name == PARALLEL and (not readme.is_file() or CARD_MARK in readme.read_text(encoding="utf-8")):
+    if translator.task.own and (not readme.is_file() or CARD_MARK in readme.read_text(encoding="utf-8")):
         card = own_model_card(translator, repo_id)  # a card of ours is written again: the model or repo may be new
         files[prefix + "README.md"] = card.encode("utf-8")
     url = upload(repo_id, files, "model", token=token, private=private, message=message)

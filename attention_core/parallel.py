@@ -191,7 +191,8 @@ def make_task(spec: TaskSpec, src_subwords: Subwords | None = None, tgt_subwords
     tokenize_tgt, detokenize = _SPLIT[spec.target.tokenizer]
     task = Task(PARALLEL, tokenize_src, tokenize_tgt, detokenize, constrained=False,
                 bleu_tokenize="char" if spec.target.tokenizer == "char" else "13a", chinese_source=False,
-                spec=spec.to_dict())
+                spec=spec.to_dict(),
+                reads_names=spec.source.language.startswith("zh") and spec.target.language == "en")
     if src_subwords is not None:
         task = task.with_source_subwords(src_subwords)
     return task.with_subwords(tgt_subwords) if tgt_subwords is not None else task

@@ -147,11 +147,7 @@ class Translator:
 
         The bundled translation task, or a model of your own whose sides say ``zh…`` → ``en``.
         """
-        if self.task.name == "translation":
-            return True
-        spec = self.task.spec or {}
-        source, target = spec.get("source") or {}, spec.get("target") or {}
-        return str(source.get("language", "")).startswith("zh") and target.get("language") == "en"
+        return self.task.reads_names
 
     @property
     def device(self) -> torch.device:
@@ -169,11 +165,10 @@ class Translator:
         if not tokens:
             raise InputError("the input is empty: type a sentence first")
         if self.task.chinese_source and not has_chinese(text):
-            what = "上联" if self.task.name == "couplet" else "Chinese sentence"
-            raise InputError(f"the input has no Chinese characters: type a {what} (got {text[:40]!r})")
+            raise InputError(f"the input has no Chinese characters: type a {self.task.input_name} (got {text[:40]!r})")
         if max_tokens is not None and len(tokens) > max_tokens:
             raise InputError(f"the input has {len(tokens)} tokens; the limit is {max_tokens}")
-        if self.task.name == "couplet" and (run := next((t for t in tokens if _LATIN_OR_DIGITS.match(t)), None)):
+        if self.task.characters_only and (run := next((t for t in tokens if _LATIN_OR_DIGITS.match(t)), None)):
             advice = "write numbers in characters (2024 → 二〇二四)" if re.search(r"\d", run) else "write it in Chinese"
             raise InputError(f"a 上联 is written in Chinese characters, one to a position, and {run!r} is not one: "
                              f"{advice}; 上联请用汉字")  # its 下联 mirrors each character
@@ -218,7 +213,7 @@ class Translator:
                 f"this 上联 has {n} characters; 99 % of the training 上联 have at most {p99}, and a longer one "
                 "gets a poorer 下联",
                 f"这副上联有 {n} 个字，训练集中 99% 的上联不超过 {p99} 个字；上联越长，下联越差",
-            ) if self.task.name == "couplet" else Note(
+            ) if self.task.characters_only else Note(
                 "long",
                 f"this sentence has {n} tokens; 99 % of the training sentences have at most {p99}, and "
                 "quality drops with length (see BLEU by length in the results)",

@@ -412,7 +412,7 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
     run.state["data"] = fingerprint
     translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
                             _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
-                                      out if task.name == "translation" else None))
+                                      out if task.lists_known_names else None))
     if init is not None and ckpt is None:
         _score_the_start(translator, data.dev, train_cfg, run.state, out, rank, world)
     if rank == 0:

@@ -62,11 +62,17 @@ class TaskRecipe:
             and a fresh optimiser (``fit(init=...)``; its ``epochs`` count from the first stage's
             first epoch). ``None``: one stage.
         transformer: The Transformer variant's sizes, chosen to match the RNN variants' parameter count.
+        corpus: The task's own corpus, a key of ``CORPUS_LICENSES``.
+        languages: The languages of its model cards (source first; one for a task within one language).
+        example: The input its model cards translate in their usage example.
     """
 
     model: dict
     train: TrainConfig
     window: int
+    corpus: str
+    languages: tuple[str, ...]
+    example: str
     extra: list[str] = field(default_factory=list)
     continued: TrainConfig | None = None
     transformer: dict = field(default_factory=lambda: dict(hidden_size=192, emb_size=192, heads=4, ff_size=768,
@@ -83,6 +89,9 @@ RECIPES: dict[str, TaskRecipe] = {
         model=dict(hidden_size=256, emb_size=128, dropout=0.3, tie_embeddings=True),
         train=_TRANSLATION_TRAIN,
         window=4,
+        corpus="cmn-eng",
+        languages=("zh", "en"),
+        example="我喜欢自然语言处理",
         extra=["cmn-eng-extra", "tv4dialog"],
         # a second stage, chosen on the two dev sets (results/translation_continued.md): two epochs of cmn-eng ×3 and
         # one extra pair drawn per cmn-eng pair, a fresh optimiser at a quarter of the learning rate
@@ -93,6 +102,9 @@ RECIPES: dict[str, TaskRecipe] = {
         model=dict(hidden_size=352, emb_size=128, dropout=0.2, tie_embeddings=True, share_embeddings=True),
         train=TrainConfig(epochs=4, batch_size=64, lr=1e-3, min_freq=3, patience=2, label_smoothing=0.1, max_len=40),
         window=2,
+        corpus="couplet",
+        languages=("zh",),
+        example="两个黄鹂鸣翠柳",
         extra=["poetry-couplet"],
         transformer=dict(hidden_size=232, emb_size=232, heads=4, ff_size=928, num_layers=2),
     ),
@@ -250,9 +262,8 @@ def data_licenses(task: str, data: dict) -> str:
         task: ``translation`` or ``couplet``.
         data: The model's ``meta["data"]`` (its ``sources`` and ``extra``).
     """
-    corpus = "cmn-eng" if task == "translation" else "couplet"
-    lines = [CORPUS_LICENSES[corpus]]
-    if task == "couplet":
+    lines = [CORPUS_LICENSES[RECIPES[task].corpus]]
+    if "{train}" in lines[0]:  # a corpus with several training sets: which one
         train = next((s.get("sha256") for s in data.get("sources", [])
                       if isinstance(s, dict) and str(s.get("path", "")).endswith("couplet/train")), None)
         lines = [lines[0].format(train=COUPLET_TRAIN_SETS.get(train, "a training set"))]
@@ -281,11 +292,11 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
         f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('unk_outputs', '—')} |"
         for name, r in reports.items()
     )
-    language = "zh\n- en" if task == "translation" else "zh"
+    language = "\n- ".join(RECIPES[task].languages)
     kind = "transformer" if cfg.decoder == TRANSFORMER else "rnn"
     what = architecture(cfg)
     rules = ""
-    if task == "couplet":
+    if TASKS[task].constrained:  # the couplet rules a reader checks
         keys = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
         lines = []
         for name, r in reports.items():
@@ -332,7 +343,7 @@ Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
 ```python
 from attention_core.hub import from_pretrained
 translator = from_pretrained("path/or/repo-id")
-print(translator.translate(["{"我喜欢自然语言处理" if task == "translation" else "两个黄鹂鸣翠柳"}"])[0].text)
+print(translator.translate(["{RECIPES[task].example}"])[0].text)
 ```
 """
 
@@ -515,7 +526,7 @@ def build_one(task: str, variant: str, splits: Splits, runs: Path, models: Path,
                          f"{last.lr}: finish it with the --recipe it was trained with")
     if trained.tgt_vocab.counts is None:  # a run from before vocabularies kept their counts
         add_counts(trained, splits, train_cfg, options)
-    if task == "couplet" and "overproduction" not in trained.meta:
+    if TASKS[task].constrained and "overproduction" not in trained.meta:  # the cliché penalty's calibration
         give_overproduction(trained, run_dir, splits, name)
     save_pretrained(trained, model_dir, half=True)
     translator = load_folder(model_dir, device or "cpu")  # measure the shipped float16 weights

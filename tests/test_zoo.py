@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _tiny_translation(monkeypatch, continued: TrainConfig | None) -> Splits:
     small = dict(max_train=300, max_dev=20, batch_size=32)
-    recipe = zoo.TaskRecipe(model=dict(hidden_size=16, emb_size=8), train=TrainConfig(epochs=1, **small), window=2,
-                            continued=continued)
+    recipe = replace(zoo.RECIPES["translation"], model=dict(hidden_size=16, emb_size=8),
+                     train=TrainConfig(epochs=1, **small), window=2, extra=[], continued=continued)
     monkeypatch.setitem(zoo.RECIPES, "translation", recipe)
     monkeypatch.setitem(zoo.DECODINGS, "translation", [("greedy", 1, None)])
     splits = load_splits("translation", data_dir())
@@ -90,7 +90,8 @@ def test_reports_of_other_weights_are_measured_again(tmp_path, monkeypatch):
 
 def test_the_cliche_table_is_measured_once_per_trained_weights(tmp_path, monkeypatch):
     small = dict(max_train=200, max_dev=10, batch_size=32)
-    recipe = zoo.TaskRecipe(model=dict(hidden_size=16, emb_size=8), train=TrainConfig(epochs=1, **small), window=2)
+    recipe = replace(zoo.RECIPES["couplet"], model=dict(hidden_size=16, emb_size=8),
+                     train=TrainConfig(epochs=1, **small), window=2, extra=[])
     monkeypatch.setitem(zoo.RECIPES, "couplet", recipe)
     monkeypatch.setitem(zoo.DECODINGS, "couplet", [("greedy", 1, True)])
     full = load_splits("couplet", data_dir())
