@@ -71,8 +71,9 @@ class GoldLSTM:
     The step input is ``[E y_{t−1}; x_t]``. With the gold tokens known before the first step, the gates'
     ``W_e E y_{t−1} + b_ih + b_hh`` is one product for all ``T`` steps (``pre``); each step adds
     ``[W_x W_hh] [x_t; h_{t−1}]``, one product instead of two. An input that is the same at every step
-    (the no-attention decoder's summary ``c``) folds into ``pre`` too. The gate arithmetic and the cell
-    state are float32, as [`run_cells`][attention_core.rnn_steps.run_cells] keeps them under mixed precision.
+    (the no-attention decoder's summary ``c``) folds into ``pre`` too. Under mixed precision the gate
+    arithmetic and the cell state are float32, as [`run_cells`][attention_core.rnn_steps.run_cells] keeps
+    them; a float64 model stays float64.
 
     Args:
         rnn: The decoder's one-layer ``nn.LSTM``.
@@ -98,7 +99,8 @@ class GoldLSTM:
     def __call__(self, t: int, x: Tensor | None, h: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
         """Step ``t``: ``x_t`` ``(B, X)`` (``None`` with a constant input), ``h, c`` ``(B, H)`` → new ``(h, c)``."""
         xh = h if x is None else torch.cat([x, h], dim=-1)
-        gates = (self.pre[t] + F.linear(xh.to(self.w_step.dtype), self.w_step)).float()  # (B, 4H)
+        gates = self.pre[t] + F.linear(xh.to(self.w_step.dtype), self.w_step)  # (B, 4H)
+        gates = gates.to(torch.promote_types(gates.dtype, torch.float32))  # bfloat16 → float32; float64 stays
         i, f, g, o = gates.chunk(4, 1)
         c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
         return torch.sigmoid(o) * torch.tanh(c), c

@@ -69,6 +69,18 @@ def test_float32_same_as_reference(variant: str) -> None:
     torch.testing.assert_close(weights, ref_weights, rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("variant", ["luong-general", "bahdanau", "none"])
+def test_float64_same_as_reference(variant: str) -> None:
+    """A float64 model (the attribution tests differentiate one numerically) stays float64 throughout."""
+    model = model_of(variant).double()
+    ref_loss, ref_grads, _ = loss_grads_weights(model, False, None)
+    loss, grads, _ = loss_grads_weights(model, True, None)
+    assert loss == pytest.approx(ref_loss, abs=1e-12)
+    for name, grad in grads.items():
+        assert grad.dtype == torch.float64
+        torch.testing.assert_close(grad, ref_grads[name], rtol=1e-9, atol=1e-12, msg=name)
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_bfloat16_loss_within_tolerance(variant: str) -> None:
     """Under the trainer's mixed precision the loss agrees within 1e-2 (measured: within 1e-4)."""
