@@ -73,15 +73,22 @@ NEW, EARLIER = "new data 新数据", "earlier data 旧数据"
 """What a model's data is called while its task's zoo is retrained: the default model's, or the one before."""
 
 
+def same_data(groups: dict[str, list[str]], variant: str | None) -> tuple[int, list[str]]:
+    """Where ``variant`` is in ``data_groups``' answer: its group's place (0: the default's) and its members.
+
+    Returns:
+        ``(-1, [])`` for a variant in no group (its metadata does not say its data).
+    """
+    return next(((i, variants) for i, variants in enumerate(groups.values()) if variant in variants), (-1, []))
+
+
 def data_status(registry: ModelRegistry, task: str, variant: str | None) -> str | None:
     """``NEW`` (the default model's data), ``EARLIER`` (not yet retrained), or ``None`` when the zoo is not mixed."""
     groups = data_groups(registry, task) if task != OWN else {}
-    if len(groups) < 2:
+    place, _ = same_data(groups, variant)
+    if len(groups) < 2 or place < 0:
         return None
-    group = next((data for data, variants in groups.items() if variant in variants), None)
-    if group is None:
-        return None
-    return NEW if group == next(iter(groups)) else EARLIER
+    return NEW if place == 0 else EARLIER
 
 
 def mixed_zoo_note(registry: ModelRegistry, task: str) -> str | None:

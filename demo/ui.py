@@ -52,7 +52,7 @@ from demo.links import GOLD_SIZES, TASK_TABS, docs_link, parse_query
 from demo.live import MAX_LEN, MAX_STEPS, LiveSettings, stopped_status, train_live, try_sequence
 from demo.models import OWN, ModelRegistry, is_rtl, own_examples, sides
 from demo.plots import message_figure
-from demo.provenance import data_groups, mixed_zoo_note, variant_choices
+from demo.provenance import data_groups, mixed_zoo_note, same_data, variant_choices
 
 try:  # ZeroGPU on Hugging Face Spaces: borrow a GPU per call; a no-op anywhere else
     import spaces
@@ -970,7 +970,7 @@ def compare_defaults(registry: ModelRegistry, task: str) -> tuple[str | None, st
     second = "luong-concat" if "luong-concat" in have else (have[-1] if have else None)
     groups = data_groups(registry, task)
     if first == "none" and len(groups) > 1:
-        kin = next((vs for vs in groups.values() if "none" in vs), [])
+        _, kin = same_data(groups, "none")
         second = next((v for v in ("luong-concat", registry.default_variant(task), *kin) if v in kin and v != "none"),
                       second)
     return first, second

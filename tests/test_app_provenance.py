@@ -13,6 +13,7 @@ from demo.provenance import (
     data_status,
     mixed_zoo_note,
     model_data_line,
+    same_data,
     training_data,
     variant_choices,
 )
@@ -102,3 +103,10 @@ def test_compare_starts_with_two_models_on_the_same_data():
         ("none", "luong-general-local-p")
     whole = registry(set(small_registry().models["translation"]))
     assert compare_defaults(whole, "translation") == ("none", [v for _, v in whole.variants("translation")][-1])
+
+
+def test_same_data_finds_a_variants_group():
+    groups = {"new": ["luong-general", "none"], "old": ["luong-dot"]}
+    assert same_data(groups, "none") == (0, ["luong-general", "none"])
+    assert same_data(groups, "luong-dot") == (1, ["luong-dot"])
+    assert same_data(groups, "transformer") == (-1, [])
