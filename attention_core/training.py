@@ -1,7 +1,9 @@
-"""Training: the loss, one optimisation step, and token accuracy.
+"""Training: one optimisation step, and the corpus trainer around it.
 
 [`train_step`][attention_core.training.train_step] is the only place where a model is updated;
-the corpus trainer, the tests and the app's live-training tab all call it.
+the corpus trainer ([`fit`][attention_core.training.fit]: data, epochs, schedule, dev selection), the tests and
+the app's live-training tab all call it. Its settings are [`TrainConfig`][attention_core.trainconfig.TrainConfig];
+a run's moving parts and its checkpoint are in [`attention_core.checkpoint`][attention_core.checkpoint].
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -30,6 +31,7 @@ from attention_core import truecase
 from attention_core.allocator import loaded
 from attention_core.atomic import atomic_write, atomic_write_text
 from attention_core.batch import Batch
+from attention_core.checkpoint import CHECKPOINT, Run, read_checkpoint, restore, save_checkpoint
 from attention_core.config import TRANSFORMER, ModelConfig
 from attention_core.corpora import runs_home
 from attention_core.couplet import NO_RULES
@@ -42,11 +44,12 @@ from attention_core.metrics import bleu
 from attention_core.namecache import cached_known_names
 from attention_core.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
 from attention_core.pipeline import Translator
-from attention_core.precision import AMP_DTYPES, PRECISIONS, autocast, resolve_precision
+from attention_core.precision import AMP_DTYPES, autocast, resolve_precision
 from attention_core.runlock import hold, owner
 from attention_core.scores import SCORES
-from attention_core.seq2seq import Seq2Seq, build_model
+from attention_core.seq2seq import build_model
 from attention_core.subword import Subwords
+from attention_core.trainconfig import TrainConfig, TrainError
 from attention_core.vocab import SPECIALS, Vocab
 
 
@@ -137,118 +140,6 @@ def train_step(
     else:
         optimizer.step()
     return loss.item()
-
-
-class TrainError(RuntimeError):
-    """Training cannot start or continue (e.g. a checkpoint would be overwritten)."""
-
-
-_FIELD_RULES: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] = (
-    (("epochs", "batch_size", "max_len", "min_freq", "dev_beam", "main_repeat", "patience"), lambda v: v >= 1,
-     "must be at least 1"),
-    (("max_train", "max_dev", "max_pairs"), lambda v: v is None or v >= 1, "must be at least 1 (or unset: all)"),
-    (("clip", "min_lr", "lr_patience", "checkpoint_minutes", "full_data_epochs", "extra_ratio"), lambda v: v >= 0,
-     "must not be negative"),
-    (("label_smoothing",), lambda v: 0 <= v < 1, "must be in [0, 1)"),
-    (("lr_decay",), lambda v: 0 < v < 1, "(the factor the learning rate is multiplied by) must be in (0, 1)"),
-    (("subword_vocab",), lambda v: v == 0 or v > 4, "must be 0 (whole words) or more than 4"),
-    (("lr",), lambda v: v > 0, "must be positive"),
-    (("final_lr_ratio",), lambda v: 0 < v <= 1, "must be in (0, 1]"),
-    (("teacher_forcing",), lambda v: 0 <= v <= 1, "must be in [0, 1]"),
-    (("precision",), lambda v: v in PRECISIONS, f"must be one of {', '.join(PRECISIONS)}"),
-)
-"""What ``TrainConfig.validate`` checks field by field: ``(fields, check, the rule as the message says it)``."""
-
-
-@dataclass
-class TrainConfig:
-    """How to train (saved with the model).
-
-    Attributes:
-        epochs: Maximum epochs.
-        batch_size: Pairs per batch (per process under ``torchrun``).
-        lr: Adam learning rate.
-        clip: Gradient-norm clip.
-        teacher_forcing: Probability of feeding gold tokens.
-        label_smoothing: Label smoothing.
-        lr_decay: Factor applied to the learning rate when dev BLEU stops improving (the plateau schedule,
-            ``decay_epochs=0``).
-        lr_patience: Epochs without improvement before decaying.
-        min_lr: Floor of the learning rate (the plateau schedule).
-        decay_epochs: ``0``: the plateau schedule (the learning rate is multiplied by ``lr_decay`` after each
-            epoch that does not raise dev BLEU). ``N ≥ 1``: the learning rate stays at ``lr`` and then falls
-            linearly, batch by batch, over the last ``N`` of ``epochs`` to ``lr × final_lr_ratio``, whatever dev
-            BLEU does (a warmup-stable-decay schedule without the warmup; see
-            [`scheduled_lr`][attention_core.training.scheduled_lr]): a budget that ends with its schedule.
-        final_lr_ratio: The learning rate at the end of the decay, as a fraction of ``lr``.
-        patience: Early stopping: epochs without dev BLEU improvement before stopping.
-        seed: Seed of weights, data order, dropout and teacher forcing.
-        max_len: Training pairs with a longer side (tokens) are dropped.
-        min_freq: Minimum token count for the vocabularies (with subword targets: the source's only;
-            every target piece is kept, so any word can be spelled).
-        subword_vocab: Learn a BPE model of this many target pieces from the training split
-            ([`Subwords`][attention_core.subword.Subwords]); ``0`` keeps whole-word targets.
-        max_train: Use only the first ``max_train`` training pairs (quick runs, tests).
-        max_pairs: A training budget in pairs over the whole run (every epoch's pairs counted; the last epoch
-            stops at the batch that reaches it): runs of different data or sizes compared at the same budget.
-            ``None``: ``epochs`` full epochs.
-        full_data_epochs: A curriculum over extra data (``Splits.main_train_size``): the first
-            ``full_data_epochs`` epochs train on every pair; each later epoch on the task's own
-            corpus plus a fresh random draw of ``extra_ratio`` extra pairs per own pair. ``0``
-            (the default) trains on everything every epoch.
-        extra_ratio: Extra pairs per own pair after the full-data epochs.
-        main_repeat: Up-sampling of the task's own corpus: its training pairs appear this many times in
-            every epoch, beside the extra data (e.g. Tatoeba's 27,055 pairs 4 times beside tv4dialog's
-            232,140). The vocabularies and ``extra_ratio``'s draw count them once; ``1`` (the default)
-            changes nothing.
-        max_dev: Score only the first ``max_dev`` dev pairs each epoch.
-        dev_beam: Beam size for dev BLEU (1 = greedy).
-        precision: ``auto``, ``fp32``, ``bf16`` or ``fp16`` (see
-            [`resolve_precision`][attention_core.precision.resolve_precision]): ``auto`` is
-            float16 mixed precision on CUDA, bfloat16 on a CPU that multiplies it natively, float32
-            otherwise.
-        checkpoint_minutes: Within an epoch, write the resumable state at most this many minutes apart, so
-            a killed run loses at most that much work (an epoch of the whole couplet corpus is most of an
-            hour on a CPU); a resumed run continues from the batch it stopped at, and its result is the one an
-            uninterrupted run reaches. ``0``: at the end of each epoch only. One process only (a ``torchrun``
-            run checkpoints at the end of each epoch).
-    """
-
-    epochs: int = 10
-    batch_size: int = 64
-    lr: float = 1e-3
-    clip: float = 1.0
-    teacher_forcing: float = 1.0
-    label_smoothing: float = 0.1
-    lr_decay: float = 0.5
-    lr_patience: int = 0
-    min_lr: float = 1e-5
-    decay_epochs: int = 0
-    final_lr_ratio: float = 0.1
-    patience: int = 3
-    seed: int = 1
-    max_len: int = 60
-    min_freq: int = 1
-    subword_vocab: int = 0
-    max_train: int | None = None
-    max_pairs: int | None = None
-    full_data_epochs: int = 0
-    extra_ratio: float = 1.0
-    main_repeat: int = 1
-    max_dev: int | None = None
-    dev_beam: int = 1
-    precision: str = "auto"
-    checkpoint_minutes: float = 10.0
-
-    def validate(self) -> TrainConfig:
-        """Raise ``ValueError`` naming the first bad field."""
-        for names, ok, rule in _FIELD_RULES:
-            for name in names:
-                if not ok(getattr(self, name)):
-                    raise ValueError(f"{name} {rule}, got {getattr(self, name)!r}")
-        if not 0 <= self.decay_epochs <= self.epochs:
-            raise ValueError(f"decay_epochs must be between 0 and epochs ({self.epochs}), got {self.decay_epochs}")
-        return self
 
 
 def _distributed() -> tuple[int, int]:
@@ -394,14 +285,15 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
          world: int, encoded: Path, pieces: Subwords | None) -> dict:
     """[`fit`][attention_core.training.fit] in a folder this process holds."""
     precision = resolve_precision(train_cfg.precision, dev_)
-    ckpt = _read_checkpoint(out, resume, init, dev_)
+    ckpt = read_checkpoint(out, resume, init, dev_)
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
     data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume, encoded, pieces)
     run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
+    run.out, run.rank, run.progress = out, rank, progress
     fingerprint = _fingerprint(data)
     if ckpt is not None:
-        _restore(run, ckpt, out / CHECKPOINT, dev_)
+        restore(run, ckpt)
         if run.state.get("data", fingerprint) != fingerprint:  # checkpoints before the fingerprint have none
             raise TrainError(f"{out / CHECKPOINT} was trained on other data (the vocabularies, the number of "
                              "training pairs or the dev set differ): resume with the corpus and data options the "
@@ -414,7 +306,7 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
                             _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
                                       out if task.lists_known_names else None))
     if init is not None and ckpt is None:
-        _score_the_start(translator, data.dev, train_cfg, run.state, out, rank, world)
+        _score_the_start(run, translator, data.dev)
     if rank == 0:
         if data.encoding is not None:  # the task's encoded corpus: read, written, or this run's own pieces
             print(json.dumps({"event": "encoded-corpus", **data.encoding}), flush=True)
@@ -422,9 +314,8 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
     for epoch in range(run.state["epoch"] + 1, train_cfg.epochs + 1):
         if run.state["finished"]:
             break
-        record = _train_epoch(run, data, train_cfg, epoch, dev_, rank, world, progress, out)
-        dev_bleu = _dev_bleu(translator, data.dev, train_cfg, rank, world)
-        _end_epoch(run, translator, record, dev_bleu, train_cfg, out, rank, world, dev_)
+        record = _train_epoch(run, data, epoch)
+        _end_epoch(run, translator, record, _dev_bleu(run, translator, data.dev))
     if run.state["epoch"] >= train_cfg.epochs:
         run.state["finished"] = True
     return {
@@ -436,8 +327,6 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
     }
 
 
-CHECKPOINT = "checkpoint.pt"
-"""The resumable training state inside a run folder."""
 KNOWN_NAMES = "known_names.json"
 """The names a Chinese → English run found in its sources, kept in the run folder for a resume."""
 
@@ -459,19 +348,6 @@ class _Data:
     def examples(self) -> list[Example]:
         """Every training example: the task's own corpus, then the extra data."""
         return self.own + self.extra
-
-
-@dataclass
-class _Run:
-    """The moving parts of a run: the model (and its DDP wrapper), optimiser, schedule, scaler and state."""
-
-    model: Seq2Seq
-    train_model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau
-    scaler: torch.amp.GradScaler | None
-    amp_dtype: torch.dtype | None
-    state: dict
 
 
 def _settle_settings(train_cfg: TrainConfig, init: Translator | None, model_options: dict) -> TrainConfig:
@@ -533,23 +409,6 @@ def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
     return folder
 
 
-def _read_checkpoint(out: Path, resume: bool, init: Translator | None, device: torch.device) -> dict | None:
-    """The checkpoint to resume from (``None`` for a new run) in a claimed folder; refuses to lose its ``init``."""
-    path = out / CHECKPOINT
-    if not (resume and path.exists()):
-        return None
-    try:
-        ckpt = torch.load(path, map_location=device, weights_only=True)
-        continued = json.loads(ckpt["state"]).get("continued")
-    except Exception as err:  # truncated, empty or not a checkpoint: one line, and the way out
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise TrainError(f"{path} is damaged and cannot be resumed ({reason}); restore a copy, or move it away "
-                         "to start the run again") from None
-    if continued and init is None:
-        raise TrainError(f"{out} continues a trained model: resume it with the same --init as the run began with")
-    return ckpt
-
-
 def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,
                   out: Path, resume: bool, encoded: Path, seed: Subwords | None) -> _Data:
     """Subwords and vocabularies (the task's encoded corpus, learned, or the continued model's), then the ids."""
@@ -588,7 +447,7 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
 
 
 def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None,
-               device: torch.device, world: int, precision: str) -> _Run:
+               device: torch.device, world: int, precision: str) -> Run:
     """The model (new, or the continued one's weights), its optimiser, learning-rate schedule and starting state."""
     if init is not None:
         cfg = init.model.cfg
@@ -621,31 +480,14 @@ def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: T
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
     if init is not None:
         state.update(epoch=len(data.init_history), history=list(data.init_history), continued=True)
-    return _Run(model, train_model, optimizer, scheduler, scaler, AMP_DTYPES[precision], state)
+    return Run(model, train_model, optimizer, scheduler, scaler, AMP_DTYPES[precision], state, train_cfg, device,
+               Path("."), world=world)
 
 
 def _fingerprint(data: _Data) -> str:
     """What a run trains and selects on, as a short hash: vocabularies, training pair counts and dev pairs."""
     record = [data.src_vocab.itos, data.tgt_vocab.itos, len(data.own), len(data.extra), [list(p) for p in data.dev]]
     return hashlib.sha256(json.dumps(record, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
-
-
-def _restore(run: _Run, ckpt: dict, path: Path, device: torch.device) -> None:
-    """Load a checkpoint's weights, optimiser, schedule, state and random states into the run."""
-    try:
-        run.model.load_state_dict(ckpt["model"])
-    except RuntimeError as err:  # the first line only says "Error(s) in loading state_dict"; the next names one
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        raise TrainError(f"{path} does not fit this model and data ({lines[min(1, len(lines) - 1)]}): resume with "
-                         "the options and data the run began with (its command is in the model's config.json, "
-                         "meta.command)") from None
-    run.optimizer.load_state_dict(ckpt["optimizer"])
-    run.scheduler.load_state_dict(ckpt["scheduler"])
-    run.state = json.loads(ckpt["state"])
-    torch.set_rng_state(ckpt["torch_rng"].cpu())
-    random.setstate(_as_random_state(ckpt["python_rng"]))
-    if ckpt.get("cuda_rng") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state(ckpt["cuda_rng"].cpu(), device)
 
 
 def _pairs_left(state: dict, train_cfg: TrainConfig) -> int | None:
@@ -714,17 +556,16 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
     return meta
 
 
-def _score_the_start(translator: Translator, dev: Sequence[tuple[str, str]], train_cfg: TrainConfig, state: dict,
-                     out: Path, rank: int, world: int) -> None:
+def _score_the_start(run: Run, translator: Translator, dev: Sequence[tuple[str, str]]) -> None:
     """A continued model: its own dev score is the bar to beat, and it is saved as the best model so far."""
-    start = _dev_bleu(translator, dev, train_cfg, rank, world)
-    state["best_bleu"] = start  # the scheduler starts afresh with the optimiser
+    start = _dev_bleu(run, translator, dev)
+    run.state["best_bleu"] = start  # the scheduler starts afresh with the optimiser
     translator.meta["continued_from"]["dev_bleu"] = translator.meta["best_dev_bleu"] = round(start, 2)
-    if rank == 0:
-        save_pretrained(translator, out)  # the best model so far, should no epoch beat it
+    if run.rank == 0:
+        save_pretrained(translator, run.out)  # the best model so far, should no epoch beat it
 
 
-def _log_start(run: _Run, data: _Data, device: torch.device, precision: str, world: int) -> None:
+def _log_start(run: Run, data: _Data, device: torch.device, precision: str, world: int) -> None:
     """Print the ``start`` event: data sizes, vocabularies, parameters, device, allocator and where it resumes."""
     log = {
         "train_pairs": len(data.examples),
@@ -791,8 +632,7 @@ def scheduled_lr(train_cfg: TrainConfig, epoch: int, fraction: float) -> float |
     return train_cfg.lr * (1.0 - (1.0 - train_cfg.final_lr_ratio) * progress)
 
 
-def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, device: torch.device, rank: int,
-                 world: int, progress: bool, out: Path) -> dict:
+def _train_epoch(run: Run, data: _Data, epoch: int) -> dict:
     """One epoch of updates (own pairs ``main_repeat`` times, the curriculum's extra draw, batches, this rank's share).
 
     The batches are a function of the data and the epoch's seed, so a run killed within the epoch and resumed
@@ -805,6 +645,7 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
     Raises:
         TrainError: If a within-epoch checkpoint does not fit this epoch's batches (other data or batch size).
     """
+    train_cfg, world = run.cfg, run.world
     epoch_seed = train_cfg.seed * 1000 + epoch
     own = data.own * train_cfg.main_repeat
     epoch_examples = own + data.extra
@@ -815,7 +656,7 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
                        _pairs_left(run.state, train_cfg))
     epoch_pairs = sum(b.size for b in batches)  # all processes' pairs: the same record on every rank
     if world > 1:
-        batches = batches[rank::world]
+        batches = batches[run.rank::world]
     partial = run.state.pop("partial", None)
     partial = partial if partial and partial["epoch"] == epoch else {"step": 0, "pairs": 0, "loss": 0.0, "seconds": 0.0}
     done, pairs, total_loss = partial["step"], partial["pairs"], partial["loss"]
@@ -829,7 +670,7 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
         desc=f"epoch {epoch}",
         initial=done,
         total=len(batches),
-        disable=not progress or rank != 0,
+        disable=not run.progress or run.rank != 0,
         mininterval=1.0,
         dynamic_ncols=True,
         file=sys.stderr,
@@ -841,7 +682,7 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
                 group["lr"] = lr
         loss = train_step(
             run.train_model,
-            batch.to(device),
+            batch.to(run.device),
             run.optimizer,
             train_cfg.clip,
             train_cfg.teacher_forcing,
@@ -856,7 +697,7 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
         if every is not None and step < len(batches) and now - saved >= every:
             run.state["partial"] = {"epoch": epoch, "step": step, "pairs": pairs, "loss": total_loss,
                                     "seconds": partial["seconds"] + now - started}
-            _save_checkpoint(out / CHECKPOINT, run.model, run.optimizer, run.scheduler, run.state, device)
+            save_checkpoint(run)
             del run.state["partial"]
             saved = time.perf_counter()
     seconds = partial["seconds"] + time.perf_counter() - started
@@ -869,21 +710,19 @@ def _train_epoch(run: _Run, data: _Data, train_cfg: TrainConfig, epoch: int, dev
     }
 
 
-def _dev_bleu(translator: Translator, dev: Sequence[tuple[str, str]], train_cfg: TrainConfig, rank: int,
-              world: int) -> float:
+def _dev_bleu(run: Run, translator: Translator, dev: Sequence[tuple[str, str]]) -> float:
     """Dev BLEU, measured on rank 0 and shared with every process."""
-    score = evaluate_bleu(translator, dev, train_cfg.dev_beam) if rank == 0 else 0.0
-    if world > 1:
+    score = evaluate_bleu(translator, dev, run.cfg.dev_beam) if run.rank == 0 else 0.0
+    if run.world > 1:
         shared = [score]
         dist.broadcast_object_list(shared, src=0)
         score = shared[0]
     return score
 
 
-def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float, train_cfg: TrainConfig, out: Path,
-               rank: int, world: int, device: torch.device) -> None:
+def _end_epoch(run: Run, translator: Translator, record: dict, dev_bleu: float) -> None:
     """Schedule, early stopping, and (rank 0) the best model, the checkpoint and the epoch's log line."""
-    state = run.state
+    state, train_cfg, out = run.state, run.cfg, run.out
     if not train_cfg.decay_epochs:  # the plateau schedule; a decay sets the rate batch by batch
         run.scheduler.step(dev_bleu)
     improved = dev_bleu > state["best_bleu"]
@@ -901,15 +740,15 @@ def _end_epoch(run: _Run, translator: Translator, record: dict, dev_bleu: float,
     if state["bad_epochs"] >= train_cfg.patience or record["epoch"] == train_cfg.epochs or (
             left is not None and left <= 0):
         state["finished"] = True
-    if rank == 0:
+    if run.rank == 0:
         translator.meta["history"] = state["history"]
         translator.meta["best_dev_bleu"] = round(state["best_bleu"], 2)
         if improved:
             save_pretrained(translator, out)
-        _save_checkpoint(out / CHECKPOINT, run.model, run.optimizer, run.scheduler, state, device)
+        save_checkpoint(run)
         atomic_write_text(out / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in state["history"]))
         print(json.dumps(record), flush=True)
-    if world > 1:
+    if run.world > 1:
         dist.barrier()
 
 
@@ -979,30 +818,3 @@ def own_task(spec: TaskSpec, train_pairs: Sequence[tuple[str, str]], out: str | 
         for side, column, name in ((spec.source, 0, SRC_SUBWORDS), (spec.target, 1, SUBWORDS))
     ]
     return make_task(spec, *models)
-
-
-def _as_random_state(value: object) -> tuple:
-    """Python's ``random`` state, rebuilt from the lists a checkpoint stores."""
-    version, internal, gauss = value  # type: ignore[misc]
-    return (int(version), tuple(int(x) for x in internal), gauss)
-
-
-def _save_checkpoint(
-    path: Path,
-    model: Seq2Seq,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau,
-    state: dict,
-    device: torch.device,
-) -> None:
-    """Write the resumable training state atomically."""
-    ckpt = {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "state": json.dumps(state),
-        "torch_rng": torch.get_rng_state(),
-        "python_rng": list(random.getstate()),
-        "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-    }
-    atomic_write(path, lambda tmp: torch.save(ckpt, tmp))
