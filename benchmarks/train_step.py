@@ -7,7 +7,8 @@ and imported beside today's (``attention_core_was``): its packed encoder, its de
 the loss written out (``loss.smoothed_cross_entropy``). Both train a model of the translation zoo (its
 recipe's sizes, dropout, clipping and label smoothing, the trainer's optimiser) from the same initial
 weights on the same stream of real batches of the translation corpus, in one process and one thread,
-taking turns pass by pass so that whatever else the machine runs slows both alike. The median pass counts.
+taking turns pass by pass so that whatever else the machine runs slows both alike. The median pass counts;
+each variant is measured in a fresh process.
 
     OMP_NUM_THREADS=1 python benchmarks/train_step.py --data ../shared/data
     python benchmarks/train_step.py --variants luong-general --batches 48 --rounds 6 --out /tmp/step.json
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import platform
 import re
@@ -157,17 +159,24 @@ def main() -> None:
     parser.add_argument("--rev", default=ISSUE_START, help="the commit whose step is 'as it was'")
     parser.add_argument("--others", default="none", help="what else ran on the machine, for the report")
     parser.add_argument("--out", default=str(bench.ROOT / "results" / "train_step.json"))
+    parser.add_argument("--worker", nargs=2, metavar=("VARIANT", "PRECISION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(1)
     bench.DATA = args.data
-    translator, _, _, examples = bench.setup()
-    was = library_as_it_was(args.rev)
-    stream = bench.batch_stream(examples, args.batch_size, args.batches)
+    if args.worker:  # one measurement in this fresh process: its row on the last line
+        translator, _, _, examples = bench.setup()
+        stream = bench.batch_stream(examples, args.batch_size, args.batches)
+        print(json.dumps(measure(library_as_it_was(args.rev), *args.worker, stream, args.rounds,
+                                 len(translator.src_vocab), len(translator.tgt_vocab))))
+        return
     rows = []
     for variant in args.variants:
         for precision in args.precisions:
-            row = measure(was, variant, precision, stream, args.rounds, len(translator.src_vocab),
-                          len(translator.tgt_vocab))
+            # a fresh process each: in one long process the later measurements drifted (0.88x-0.96x for variants
+            # measured at 1.04x-1.07x first in a process), the allocator's history weighing on one side
+            row = json.loads(subprocess.run(
+                [sys.executable, __file__, *sys.argv[1:], "--worker", variant, precision],
+                capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
             print(row, flush=True)
             rows.append(row)
     report = {
