@@ -338,10 +338,15 @@ def test_browser_a_summary_line_and_the_details_folded_until_opened(app_url):
                              ".lineHeight)")
         assert page.locator("#translation-summary").bounding_box()["height"] < 2.5 * line  # one line at 1400 px
         assert not page.locator("#translation-info").is_visible()  # folded by default
+        stored = "() => localStorage.getItem('attention-lab-details')"
+        before = page.evaluate(stored)
         page.locator("#translation-details").get_by_text("details 详情").click()
         page.locator("#translation-info").get_by_text("what the model read").wait_for(timeout=30_000)
+        # the box opens in the page at once; the server's answer that stores it comes after (slow on a busy machine)
+        page.wait_for_function(f"(before) => ({stored})() !== before", arg=before, timeout=60_000)
         # remembered in this browser: open again after a reload, and the next run keeps it open
         page.reload(wait_until="load")
+        page.locator("textarea").first.wait_for(state="attached", timeout=120_000)  # Gradio draws the page late
         page.locator("#translation-input textarea").fill("今天天气很好")
         page.locator("#translation-run").click()
         page.locator("#translation-info").get_by_text("what the model read").wait_for(timeout=120_000)
