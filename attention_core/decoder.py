@@ -11,7 +11,6 @@ with the work that does not depend on the previous step done once for the whole 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
@@ -96,10 +95,6 @@ class StepOutput:
     state: DecoderState
     weights: Tensor
     centre: Tensor | None
-
-
-_Attend = Callable[[Tensor, int], tuple[Tensor, Tensor]]
-"""``attend(query (B, H), t) -> (context (B, H), weights (B, S))``, one step of the hoisted loops."""
 
 
 class Decoder(nn.Module):
@@ -234,7 +229,7 @@ class Decoder(nn.Module):
         This is the reference: ``step`` once per position, exactly as decoding runs. The RNN decoders
         override it (on a CPU, for a one-layer LSTM) with a loop that computes the same values with less
         work a step: whatever does not depend on the previous step is computed once for all ``T``
-        positions (see [`GoldLSTM`][attention_core.rnn_steps.GoldLSTM]), and the mask is inverted once.
+        positions (see [`GoldLSTM`][attention_core.rnn_steps.GoldLSTM]); attention is the same ``attend``.
         ``tests/test_teacher_force.py`` holds every override to this loop's loss, gradients and weights.
 
         Args:
@@ -274,31 +269,6 @@ class Decoder(nn.Module):
             return None
         keep = torch.rand(shape, device=like.device) >= p
         return keep.to(like.dtype).div_(1 - p)
-
-    def _global_attend(self, memory: Memory) -> _Attend:
-        """A step's global attention with the mask inverted once (the reference inverts it every step)."""
-        assert self.attention is not None and memory.keys is not None
-        score, keys, values = self.attention.score, memory.keys, memory.values
-        padding = ~memory.mask.unsqueeze(1)  # (B, 1, S)
-
-        def attend(query: Tensor, t: int) -> tuple[Tensor, Tensor]:
-            scores = score(query.unsqueeze(1), keys).masked_fill(padding, float("-inf"))  # (B, 1, S)
-            weights = torch.softmax(scores, dim=-1)
-            context = torch.bmm(weights.to(values.dtype), values)  # (B, 1, H)
-            return context.squeeze(1), weights.squeeze(1)
-
-        return attend
-
-    def _attender(self, memory: Memory, window: int | None) -> _Attend:
-        """``attend(query (B, H), t) -> (context (B, H), weights (B, S))`` for the hoisted loops."""
-        if window is None:
-            return self._global_attend(memory)
-
-        def attend(query: Tensor, t: int) -> tuple[Tensor, Tensor]:
-            context, weights, _ = self.attend(query, memory, t, window, False)
-            return context, weights
-
-        return attend
 
     def step(
         self,
@@ -345,11 +315,10 @@ class BahdanauDecoder(Decoder):
         if not self._hoistable(gold, hard):
             return super().teacher_force(gold, state, memory, window, hard)
         lstm = GoldLSTM(self.rnn, gold)
-        attend = self._attender(memory, window)
         h, c = state.hidden[:, 0], state.cell[:, 0]
         states, contexts, weights = [], [], []
         for t in range(gold.size(1)):
-            context, w = attend(h, t)  # the query is s_{i-1}
+            context, w, _ = self.attend(h, memory, t, window, hard)  # the query is s_{i-1}
             h, c = lstm(t, context, h, c)
             states.append(h)
             contexts.append(context)
@@ -385,14 +354,13 @@ class LuongDecoder(Decoder):
         if not self._hoistable(gold, hard):
             return super().teacher_force(gold, state, memory, window, hard)
         lstm = GoldLSTM(self.rnn, gold)
-        attend = self._attender(memory, window)
         h, c = state.hidden[:, 0], state.cell[:, 0]
         feed = torch.zeros_like(h)
         drop = None
         outputs, weights = [], []
         for t in range(gold.size(1)):
             h, c = lstm(t, feed, h, c)  # h_t
-            context, w = attend(h, t)
+            context, w, _ = self.attend(h, memory, t, window, hard)
             feed = torch.tanh(self.W_c(torch.cat([context, h], dim=-1)))  # h̃_t: (B, H)
             if t == 0:
                 drop = self._step_dropout((gold.size(1), *feed.shape), feed)

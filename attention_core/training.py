@@ -289,8 +289,8 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
     data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume, encoded, pieces)
-    run = _build_run(data, model_options, train_cfg, init, dev_, world, precision)
-    run.out, run.rank, run.progress = out, rank, progress
+    run = _build_run(data, model_options, train_cfg, init, precision, device=dev_, out=out, rank=rank, world=world,
+                     progress=progress)
     fingerprint = _fingerprint(data)
     if ckpt is not None:
         restore(run, ckpt)
@@ -446,9 +446,12 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
     return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history, encoding)
 
 
-def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None,
-               device: torch.device, world: int, precision: str) -> Run:
-    """The model (new, or the continued one's weights), its optimiser, learning-rate schedule and starting state."""
+def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None, precision: str,
+               *, device: torch.device, out: Path, rank: int, world: int, progress: bool) -> Run:
+    """The model (new, or the continued one's weights), its optimiser, learning-rate schedule and starting state.
+
+    The keyword arguments are where and how the [`Run`][attention_core.checkpoint.Run] trains.
+    """
     if init is not None:
         cfg = init.model.cfg
     else:
@@ -480,8 +483,8 @@ def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: T
     state = {"epoch": 0, "best_bleu": -1.0, "bad_epochs": 0, "finished": False, "history": []}
     if init is not None:
         state.update(epoch=len(data.init_history), history=list(data.init_history), continued=True)
-    return Run(model, train_model, optimizer, scheduler, scaler, AMP_DTYPES[precision], state, train_cfg, device,
-               Path("."), world=world)
+    return Run(model, train_model, optimizer, scheduler, scaler, AMP_DTYPES[precision], state, train_cfg, device, out,
+               rank, world, progress)
 
 
 def _fingerprint(data: _Data) -> str:

@@ -222,10 +222,11 @@ def write_report(out: str | Path, report: dict, markdown) -> None:
     print(markdown(report))
 
 
-def ours_step(model, precision: str):
+def ours_step(model, precision: str, label_smoothing: float = 0.0):
     """Our training step (``attention_core.training.train_step``) with the trainer's optimiser and precision."""
     optimizer = make_optimizer(model.parameters(), lr=1e-3)
-    return lambda batch: train_step(model, batch, optimizer, clip=1.0, amp_dtype=AMP_DTYPES[precision])
+    return lambda batch: train_step(model, batch, optimizer, clip=1.0, label_smoothing=label_smoothing,
+                                    amp_dtype=AMP_DTYPES[precision])
 
 
 def reference_step(model):

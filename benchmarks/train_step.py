@@ -42,7 +42,6 @@ import bench  # noqa: E402
 from attention_core.config import ModelConfig  # noqa: E402
 from attention_core.precision import AMP_DTYPES  # noqa: E402
 from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.training import make_optimizer, train_step  # noqa: E402
 from attention_core.zoo import RECIPES, VARIANTS, model_options  # noqa: E402
 
 RNN_VARIANTS = [name for name in VARIANTS if name != "transformer"]
@@ -72,14 +71,6 @@ def library_as_it_was(rev: str = ISSUE_START) -> ModuleType:
     return importlib.import_module("attention_core_was")
 
 
-def stepper(model: torch.nn.Module, precision: str):
-    """The trainer's step (``train_step``: the recipe's clipping and label smoothing) with its own optimiser."""
-    recipe = RECIPES["translation"].train
-    optimizer = make_optimizer(model.parameters(), lr=1e-3)
-    return lambda batch: train_step(model, batch, optimizer, clip=recipe.clip,
-                                    label_smoothing=recipe.label_smoothing, amp_dtype=AMP_DTYPES[precision])
-
-
 def reference_stepper(was: ModuleType, model: torch.nn.Module, precision: str):
     """The trainer's step as it was, on a model of the library as it was with ``model``'s weights."""
     seq2seq = importlib.import_module(f"{was.__name__}.seq2seq")
@@ -105,7 +96,9 @@ def measure(was: ModuleType, variant: str, precision: str, stream: list, rounds:
     cfg = ModelConfig(src_vocab_size=src_size, tgt_vocab_size=tgt_size, **model_options("translation", variant))
     torch.manual_seed(0)
     model = build_model(cfg)
-    steps = {"was": reference_stepper(was, model, precision), "now": stepper(model, precision)}
+    recipe = RECIPES["translation"].train  # clip 1.0, as ours_step clips
+    steps = {"was": reference_stepper(was, model, precision),
+             "now": bench.ours_step(model, precision, recipe.label_smoothing)}
     for batch in stream:  # warm-up: oneDNN builds its kernels once per shape
         for step in steps.values():
             step(batch)
