@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     import gradio as gr
     from starlette.routing import Mount
 
-    from attention_core.hub import ModelLoadError
-    from attention_core.training import pick_device
+    from attention_core.decoding.folder import ModelLoadError
+    from attention_core.training.loop import pick_device
     from demo.docs_site import DocsSite
     from demo.models import ModelRegistry
     from demo.ui import CSS, JS, build_app, model_counts, preload

@@ -1,23 +1,29 @@
 """Attention Lab's library: every classic attention mechanism for RNN sequence-to-sequence models.
 
-The pieces, one concept per module:
+Subpackages, each importing only from some of those listed before it (``tests/test_layout.py`` checks it):
 
-* [`scores`][attention_core.scores] — dot, scaled dot, general (bilinear), concat (additive);
-* [`attention`][attention_core.attention] — masking, local windows, soft/hard weights, context;
-* [`encoder`][attention_core.encoder], [`decoder`][attention_core.decoder],
-  [`seq2seq`][attention_core.seq2seq] — the model and ``build_model``;
-* [`search`][attention_core.search] — greedy and beam search;
-* [`couplet`][attention_core.couplet] — the rules of a 下联, enforced while decoding;
-* [`training`][attention_core.training] — loss and the training step.
+* [`model`][attention_core.model] — scores, attention (masks, windows, soft or hard), encoder, decoders,
+  the Transformer, ``build_model``;
+* [`data`][attention_core.data] — tokenisers, vocabularies, subwords, corpora, tasks, batches;
+* [`decoding`][attention_core.decoding] — greedy and beam search, couplet constraints, the
+  [`Translator`][attention_core.decoding.translator.Translator] and its folder on disk;
+* [`editing`][attention_core.editing] — names, numbers and rare words carried through a translation;
+* [`analysis`][attention_core.analysis] — metrics, evaluation, alignment, attribution, calibration;
+* [`training`][attention_core.training] — the loop, checkpoints and resume, precision;
+* [`hub`][attention_core.hub] — the Hugging Face Hub, model cards, the zoo;
+* [`cli`][attention_core.cli] — the ``attention-lab`` command.
+
+The model and data are the two floors nothing else stands under: the model never imports the text heuristics of
+``editing``, training, the Hub or the zoo.
 """
 
-from attention_core.attention import CENTRES, Attention, attention
-from attention_core.config import ModelConfig
-from attention_core.couplet import CoupletConstraint, CoupletRules
-from attention_core.decoder import DECODERS
-from attention_core.scores import SCORES, build_score
-from attention_core.search import Hypothesis, beam_search, beam_search_nbest, greedy
-from attention_core.seq2seq import Seq2Seq, build_model
+from attention_core.decoding.couplet import CoupletConstraint, CoupletRules
+from attention_core.decoding.search import Hypothesis, beam_search, beam_search_nbest, greedy
+from attention_core.model.attention import CENTRES, Attention, attention
+from attention_core.model.config import ModelConfig
+from attention_core.model.decoder import DECODERS
+from attention_core.model.scores import SCORES, build_score
+from attention_core.model.seq2seq import Seq2Seq, build_model
 
 __all__ = [
     "CENTRES",
@@ -38,3 +44,32 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+MOVED = {
+    **{m: f"model.{m}" for m in ("scores", "attention", "encoder", "decoder", "seq2seq", "transformer", "step",
+                                 "config", "rnn_steps")},
+    **{m: f"data.{m}" for m in ("text", "vocab", "subword", "batch", "corpora", "parallel", "encoded", "toy", "hubio",
+                                "atomic", "truecase")},
+    **{m: f"decoding.{m}" for m in ("search", "repetition", "coverage", "couplet")},
+    "pipeline": "decoding.translator",
+    **{m: f"editing.{m}" for m in ("names", "numbers", "words", "rare", "namecache")},
+    **{m: f"analysis.{m}" for m in ("metrics", "alignment", "attribution", "calibration", "evaluation")},
+    **{m: f"training.{m}" for m in ("trainconfig", "checkpoint", "runlock", "precision", "allocator", "loss")},
+    **{m: f"hub.{m}" for m in ("card", "zoo")},
+}
+"""Where each module of the flat package went (``attention_core.pipeline`` → ``attention_core.decoding.translator``)."""
+
+
+def __getattr__(name: str):
+    """``from attention_core import pipeline`` and the like, for one release: the module at its new place, warned.
+
+    ``attention_core.data``, ``.training`` and ``.hub`` kept their names as subpackages that still give the old
+    modules' names.
+    """
+    if name in MOVED:
+        import importlib
+        import warnings
+
+        warnings.warn(f"attention_core.{name} moved to attention_core.{MOVED[name]}", DeprecationWarning, stacklevel=2)
+        return importlib.import_module(f"attention_core.{MOVED[name]}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,19 +22,12 @@ from typing import NoReturn
 
 import torch.distributed as dist
 
-from attention_core import corpora
-from attention_core.allocator import AllocatorError, restart_if_faster
-from attention_core.atomic import atomic_write_text
-from attention_core.attention import CENTRES
-from attention_core.config import RNN_TYPES, TRANSFORMER
-from attention_core.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
-from attention_core.couplet import TONE_MODES, CoupletRules
-from attention_core.data import SPLIT_SEED, TASKS, DataError, Splits, Task, load_splits
-from attention_core.decoder import DECODERS
-from attention_core.evaluation import evaluate
-from attention_core.hub import ModelLoadError, from_pretrained, pull, push, save_pretrained
-from attention_core.hubio import HubError
-from attention_core.parallel import (
+from attention_core.analysis.evaluation import evaluate
+from attention_core.data import corpora
+from attention_core.data.atomic import atomic_write_text
+from attention_core.data.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
+from attention_core.data.hubio import HubError
+from attention_core.data.parallel import (
     FORMATS,
     PARALLEL,
     TOKENIZERS,
@@ -45,10 +38,20 @@ from attention_core.parallel import (
     split_parallel,
     splits_from_info,
 )
-from attention_core.pipeline import SENTENCE_TOKENS, InputError, Output, Translator
-from attention_core.precision import PRECISIONS
-from attention_core.scores import SCORES
-from attention_core.training import (
+from attention_core.data.tasks import SPLIT_SEED, TASKS, DataError, Splits, Task, load_splits
+from attention_core.decoding.config import DecodeConfig
+from attention_core.decoding.couplet import TONE_MODES, CoupletRules
+from attention_core.decoding.folder import ModelLoadError, save_pretrained
+from attention_core.decoding.translator import SENTENCE_TOKENS, InputError, Output, Translator
+from attention_core.editing import switch
+from attention_core.editing.namecache import cached_known_names
+from attention_core.hub.pretrained import from_pretrained, pull, push
+from attention_core.model.attention import CENTRES
+from attention_core.model.config import RNN_TYPES, TRANSFORMER
+from attention_core.model.decoder import DECODERS
+from attention_core.model.scores import SCORES
+from attention_core.training.allocator import AllocatorError, restart_if_faster
+from attention_core.training.loop import (
     CHECKPOINT,
     TrainConfig,
     TrainError,
@@ -57,6 +60,7 @@ from attention_core.training import (
     own_task,
     pick_device,
 )
+from attention_core.training.precision import PRECISIONS
 
 DATA_HELP = f"data folder (default: ${DATA_ENV}, else ~/.cache/attention-lab/data; `attention-lab data pull` fills it)"
 
@@ -135,9 +139,15 @@ def _coverage(value: str) -> float:
     return beta
 
 
-def _loop_guard(args: argparse.Namespace) -> bool | None:
-    """``--loop-guard on|off`` as ``Translator.translate`` takes it (``None``: the task's default)."""
-    return None if args.loop_guard is None else args.loop_guard == "on"
+def _decode_config(args: argparse.Namespace, constrained: bool | None = None) -> DecodeConfig:
+    """The decoding flags as one [`DecodeConfig`][attention_core.decoding.config.DecodeConfig].
+
+    ``--loop-guard on|off`` (absent: the task's default), ``--beam``, ``--window``, ``--hard``, ``--coverage`` and
+    the couplet rules' flags where the command has them; ``constrained``: ``None`` for the task's default.
+    """
+    rules = _rules(args) if hasattr(args, "no_mirror") else None  # the commands that decode couplets
+    return DecodeConfig(beam_size=args.beam, window=args.window, hard=args.hard, constrained=constrained, rules=rules,
+                        loop_guard=None if args.loop_guard is None else args.loop_guard == "on", coverage=args.coverage)
 
 
 def _add_couplet_rules(p: argparse.ArgumentParser) -> None:
@@ -392,12 +402,12 @@ def format_alignment(out: Output, pieces: bool = False) -> str:
     """The attention matrix as a text table: one row per output word, one column per source token.
 
     Under it, ``coverage``: the total attention each source token received over the output's pieces
-    ([`Output.coverage`][attention_core.pipeline.Output.coverage]).
+    ([`Output.coverage`][attention_core.decoding.translator.Output.coverage]).
 
     Args:
         out: An output.
         pieces: One row per subword piece instead of per word (a word's row is the mean of its
-            pieces' rows; see [`Output.word_rows`][attention_core.pipeline.Output.word_rows]).
+            pieces' rows; see [`Output.word_rows`][attention_core.decoding.translator.Output.word_rows]).
     """
     cols = out.source_tokens
     width = max([5, *(len(c) + 1 for c in cols)])
@@ -455,6 +465,7 @@ def _train(args: argparse.Namespace, argv: Sequence[str]) -> int:
         progress=not args.quiet,
         command="attention-lab " + shlex.join(argv),
         init=init,
+        find_names=cached_known_names,
     )
     if not (dist.is_initialized() and dist.get_rank() != 0):  # under torchrun, like fit's events: rank 0
         print(json.dumps({"event": "done", **{k: v for k, v in result.items() if k != "history"}}))
@@ -526,17 +537,7 @@ def _evaluate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     translator = _load(args.model, args.device)
     pairs = _evaluation_pairs(args, translator)
     pairs = pairs[: args.limit] if args.limit else pairs
-    report = evaluate(
-        translator,
-        pairs,
-        args.beam,
-        False if args.unconstrained else None,
-        args.window,
-        args.hard,
-        _rules(args),
-        loop_guard=_loop_guard(args),
-        coverage=args.coverage,
-    )
+    report = evaluate(translator, pairs, _decode_config(args, False if args.unconstrained else None))
     report["model_path"] = str(args.model)
     report["split"] = "given: " + " ".join(args.test) if args.test else args.split
     summary = {k: round(report[k], 2) if isinstance(report[k], float) else report[k]
@@ -589,18 +590,16 @@ def _translate(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 translator.tokenize(text)
             except InputError as err:
                 raise InputError(f"input {i}: {err}") from None
-    options = dict(beam_size=args.beam, window=args.window, hard=args.hard, loop_guard=_loop_guard(args),
-                   coverage=args.coverage)
-    if getattr(args, "names", False):
-        options["names"] = True
+    names = bool(getattr(args, "names", False))  # the editing layer's switch (translate only)
     if args.command == "couplet":
-        outputs = translator.translate(texts, max_tokens=400, constrained=not args.unconstrained,
-                                       rules=_rules(args), **options)
+        outputs = translator.translate(texts, _decode_config(args, not args.unconstrained), max_tokens=400)
         paragraphs = [[out] for out in outputs]
     elif translator.task.own:  # a model of your own: one input a line, in any language
-        paragraphs = [[out] for out in translator.translate(texts, **options)]
+        paragraphs = [[out] for out in switch.translate(translator, texts, names, _decode_config(args))]
     else:  # each line may hold several sentences: one output per sentence, printed as one line
-        paragraphs = [translator.translate_paragraph(text, SENTENCE_TOKENS, **options) for text in texts]
+        config = _decode_config(args)
+        paragraphs = [switch.translate_paragraph(translator, text, SENTENCE_TOKENS, names, config=config)
+                      for text in texts]
     for outputs in paragraphs:
         _print_outputs(translator, outputs, args)
     return 0
@@ -622,7 +621,7 @@ def _print_outputs(translator: Translator, outputs: Sequence[Output], args: argp
 
 def _zoo(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """``attention-lab zoo``: train, export and evaluate the model zoo (resumable)."""
-    from attention_core.zoo import run_zoo, zoo_models
+    from attention_core.hub.zoo import run_zoo, zoo_models
 
     try:
         zoo_models(args.only)
@@ -754,7 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``attention-lab``; returns the exit status.
 
     Started from a shell (``argv`` not given), ``train`` and ``zoo`` first start again under a faster memory
-    allocator where the system has one ([`attention_core.allocator`][attention_core.allocator]).
+    allocator where the system has one ([`attention_core.training.allocator`][attention_core.training.allocator]).
     """
     if argv is None:
         try:

@@ -7,9 +7,9 @@ Usage::
 
 For each gold set in ``align-zh-en/`` (DeNero & Macherey 150, Tsinghua 450; news, far from our Tatoeba
 training domain), every bundled translation model is force-decoded on the gold English and its attention pooled
-onto the gold words (``attention_core.alignment``). Links come from two rules: Luong's argmax (the most-attended
-source word of each target word) and a threshold ``τ`` chosen on DeNero (lowest AER over a grid) and applied
-unchanged to Tsinghua. The Transformer is scored for every layer and head and for each layer's head mean.
+onto the gold words (``attention_core.analysis.alignment``). Links come from two rules: Luong's argmax (the
+most-attended source word of each target word) and a threshold ``τ`` chosen on DeNero (lowest AER over a grid) and
+applied unchanged to Tsinghua. The Transformer is scored for every layer and head and for each layer's head mean.
 Baselines on the same sets: the diagonal, and eflomal (Östling & Tiedemann 2016) trained on our translation
 training pairs plus the test sentences, symmetrised with grow-diag-final-and. AER, precision and recall are
 corpus-level, with 95 % bootstrap intervals over sentences (1,000 samples).
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.alignment import (  # noqa: E402
+from attention_core.analysis.alignment import (  # noqa: E402
     GOLD_SETS,
     PTB_BRACKETS,
     Gold,
@@ -40,9 +40,9 @@ from attention_core.alignment import (  # noqa: E402
     split_words,
     threshold_links,
 )
-from attention_core.corpora import data_home  # noqa: E402
-from attention_core.data import load_splits  # noqa: E402
-from attention_core.text import tokenize_chinese, tokenize_english  # noqa: E402
+from attention_core.data.corpora import data_home  # noqa: E402
+from attention_core.data.tasks import load_splits  # noqa: E402
+from attention_core.data.text import tokenize_chinese, tokenize_english  # noqa: E402
 
 TAUS = [round(0.05 * k, 2) for k in range(1, 13)]
 """The thresholds tried on DeNero."""
@@ -62,8 +62,8 @@ def _cell(r: dict) -> str:
 
 def attention_rows(models: Path, gold: dict[str, list[Gold]]) -> list[dict]:
     """Every variant (and every Transformer layer, head and head mean) with both rules on both sets."""
-    from attention_core.hub import load_folder
-    from attention_core.transformer import Transformer
+    from attention_core.decoding.folder import load_folder
+    from attention_core.model.transformer import Transformer
 
     rows = []
     for folder in sorted(p for p in (models / "translation").iterdir() if (p / "config.json").is_file()):

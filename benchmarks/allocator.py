@@ -17,7 +17,7 @@ process's high-water mark.
 
 Two workloads, the two long runs of this project:
 
-* ``couplet``: the couplet zoo's default variant at its recipe (``attention_core.zoo.RECIPES["couplet"]``,
+* ``couplet``: the couplet zoo's default variant at its recipe (``attention_core.hub.zoo.RECIPES["couplet"]``,
   Luong general, hidden 352, shared and tied embeddings) on whole-corpus couplet batches;
 * ``translation``: Luong general, hidden 256, 4,000 BPE target pieces, on the mixture the translation
   candidate trains on (cmn-eng three times, cmn-eng-extra, tv4dialog).
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from attention_core.allocator import ALLOCATORS, find_allocator  # noqa: E402
+from attention_core.training.allocator import ALLOCATORS, find_allocator  # noqa: E402
 
 WORKLOADS = ("couplet", "translation")
 SYSTEM = "glibc malloc"
@@ -51,10 +51,10 @@ SYSTEM = "glibc malloc"
 
 def _examples(workload: str) -> tuple[list, int, int, dict]:
     """Real training examples of a workload, with its vocabulary sizes and model options."""
-    from attention_core.data import encode_pairs, get_task, load_splits
-    from attention_core.encoded import build_vocabs
-    from attention_core.subword import Subwords
-    from attention_core.zoo import RECIPES
+    from attention_core.data.encoded import build_vocabs
+    from attention_core.data.subword import Subwords
+    from attention_core.data.tasks import encode_pairs, get_task, load_splits
+    from attention_core.hub.zoo import RECIPES
 
     if workload == "couplet":
         recipe = RECIPES["couplet"]
@@ -79,9 +79,9 @@ def workload_step(workload: str) -> tuple[list, Callable, str]:
     import torch
     from bench import ours_step
 
-    from attention_core.config import ModelConfig
-    from attention_core.precision import resolve_precision
-    from attention_core.seq2seq import build_model
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
+    from attention_core.training.precision import resolve_precision
 
     examples, src_size, tgt_size, options = _examples(workload)
     precision = resolve_precision("auto", torch.device("cpu"))

@@ -6,7 +6,7 @@ Usage::
     python benchmarks/attribution.py --limit 200
 
 Every bundled translation model decodes each test sentence (greedy, as the app's first answer); for each output
-token, input × gradient (``attention_core.attribution``) ranks the source tokens by how much the token's
+token, input × gradient (``attention_core.analysis.attribution``) ranks the source tokens by how much the token's
 log-probability depends on them, and the attention row ranks them by weight. Reported per variant: the mean Kendall
 τ-b of the two rankings over all output tokens (95 % bootstrap interval over sentences), the share of output tokens
 whose most-attended source token is also the most important one by gradient, and the same share for a random source
@@ -28,11 +28,11 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from attention_core.attribution import input_x_gradient  # noqa: E402
-from attention_core.corpora import data_home  # noqa: E402
-from attention_core.data import load_splits  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
-from attention_core.zoo import ZOO_ORDER  # noqa: E402
+from attention_core.analysis.attribution import input_x_gradient  # noqa: E402
+from attention_core.data.corpora import data_home  # noqa: E402
+from attention_core.data.tasks import load_splits  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
+from attention_core.hub.zoo import ZOO_ORDER  # noqa: E402
 
 SAMPLES = 1000
 """Bootstrap resamples of the sentences."""
@@ -86,7 +86,7 @@ def write(rows: list[dict], results: Path, limit: int | None) -> None:
         + (f" --limit {limit}" if limit else "")
         + ": each translation model decodes the cmn-eng test sentences greedily; per output token, the ranking of "
         "the source tokens by attention is compared with their ranking by input × gradient "
-        "(`attention_core.attribution`).",
+        "(`attention_core.analysis.attribution`).",
         "",
         "| variant | sentences | output tokens | Kendall τ-b, mean over sentences [95 % CI] | mean over tokens | "
         "top-1 agrees | top-1 by chance |",

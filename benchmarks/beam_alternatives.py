@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.atomic import atomic_write_text  # noqa: E402
-from attention_core.data import load_splits  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
+from attention_core.data.atomic import atomic_write_text  # noqa: E402
+from attention_core.data.tasks import load_splits  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
 
 
 def main() -> None:

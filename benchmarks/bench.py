@@ -34,19 +34,19 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import joey  # noqa: E402
 from reference import TutorialSeq2Seq  # noqa: E402
 
-from attention_core.batch import make_batch  # noqa: E402
-from attention_core.config import ModelConfig  # noqa: E402
-from attention_core.data import bucketed_batches, encode_pairs, get_task, load_splits  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
-from attention_core.precision import AMP_DTYPES, resolve_precision  # noqa: E402
-from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.training import make_optimizer, train_step  # noqa: E402
-from attention_core.zoo import RECIPES, model_options  # noqa: E402
-from attention_core.zoo import VARIANTS as ZOO_VARIANTS  # noqa: E402
+from attention_core.data.batch import make_batch  # noqa: E402
+from attention_core.data.tasks import bucketed_batches, encode_pairs, get_task, load_splits  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
+from attention_core.hub.zoo import RECIPES, model_options  # noqa: E402
+from attention_core.hub.zoo import VARIANTS as ZOO_VARIANTS  # noqa: E402
+from attention_core.model.config import ModelConfig  # noqa: E402
+from attention_core.model.seq2seq import build_model  # noqa: E402
+from attention_core.training.loop import make_optimizer, train_step  # noqa: E402
+from attention_core.training.precision import AMP_DTYPES, resolve_precision  # noqa: E402
 
 TRANSFORMER = RECIPES["translation"].transformer  # the Transformer's zoo sizes (translation)
 
-DATA = None  # the data folder: $ATTENTION_LAB_DATA or the user cache folder (attention_core.corpora.data_home)
+DATA = None  # the data folder: $ATTENTION_LAB_DATA or the user cache folder (attention_core.data.corpora.data_home)
 MODEL = ROOT / "models" / "translation" / "luong-general"
 EMB, HIDDEN = 128, 256
 LUONG_GENERAL = ZOO_VARIANTS["luong-general"]
@@ -214,7 +214,7 @@ def repo_path(path: str | Path) -> str:
 
 def write_report(out: str | Path, report: dict, markdown) -> None:
     """Write a benchmark's report as JSON and, beside it, as Markdown (``markdown(report)``); print the Markdown."""
-    from attention_core.atomic import atomic_write_text
+    from attention_core.data.atomic import atomic_write_text
 
     out = Path(out)
     atomic_write_text(out, json.dumps(report, ensure_ascii=False, indent=1) + "\n")
@@ -223,7 +223,7 @@ def write_report(out: str | Path, report: dict, markdown) -> None:
 
 
 def ours_step(model, precision: str, label_smoothing: float = 0.0):
-    """Our training step (``attention_core.training.train_step``) with the trainer's optimiser and precision."""
+    """Our training step (``attention_core.training.loop.train_step``) with the trainer's optimiser and precision."""
     optimizer = make_optimizer(model.parameters(), lr=1e-3)
     return lambda batch: train_step(model, batch, optimizer, clip=1.0, label_smoothing=label_smoothing,
                                     amp_dtype=AMP_DTYPES[precision])

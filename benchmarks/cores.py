@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from attention_core.allocator import find_allocator  # noqa: E402
+from attention_core.training.allocator import find_allocator  # noqa: E402
 
 WORKLOADS = ("couplet", "translation")
 

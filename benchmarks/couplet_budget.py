@@ -33,8 +33,8 @@ def train_epoch(tr, pairs: list, optimizer, epoch: int) -> int:
     Returns:
         The number of pairs trained on.
     """
-    from attention_core.data import bucketed_batches
-    from attention_core.training import train_step
+    from attention_core.data.tasks import bucketed_batches
+    from attention_core.training.loop import train_step
 
     tr.model.train()
     seen = 0
@@ -59,9 +59,9 @@ def measure(tr, sp) -> dict[str, tuple[list, dict]]:
     Returns:
         ``{"dev" | "test" | "poetry": (pairs, report)}``, each decoded with beam 5 and the default rules.
     """
-    from attention_core.calibration import calibrate_overproduction
-    from attention_core.evaluation import evaluate
-    from attention_core.zoo import calibration_pairs
+    from attention_core.analysis.calibration import calibrate_overproduction
+    from attention_core.analysis.evaluation import evaluate
+    from attention_core.hub.zoo import calibration_pairs
 
     tr.meta.pop("overproduction", None)
     calibrate_overproduction(tr, calibration_pairs(sp))
@@ -72,10 +72,10 @@ def measure(tr, sp) -> dict[str, tuple[list, dict]]:
 def run(model: str, data: str, epochs: int, lr: float) -> list[dict]:
     """Continue ``model`` for ``epochs`` epochs and return the log records."""
 
-    from attention_core.data import encode_pairs, load_splits
-    from attention_core.evaluation import evaluate
-    from attention_core.hub import load_folder
-    from attention_core.training import make_optimizer
+    from attention_core.analysis.evaluation import evaluate
+    from attention_core.data.tasks import encode_pairs, load_splits
+    from attention_core.decoding.folder import load_folder
+    from attention_core.training.loop import make_optimizer
 
     tr = load_folder(model)
     sp = load_splits("couplet", data, extra=["poetry-couplet"])

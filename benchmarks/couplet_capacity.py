@@ -8,7 +8,7 @@ Usage::
 
 Every size trains on the same fixed stream of real whole-corpus couplet batches (the vocabulary of the
 whole-corpus run ``runs/c25/full-h256``, or one built from the training split), with the trainer's own step
-(``attention_core.training.train_step``), optimiser and precision, in one process: one untimed pass (oneDNN
+(``attention_core.training.loop.train_step``), optimiser and precision, in one process: one untimed pass (oneDNN
 compiles its kernels once per shape), then the median of timed passes. A CPU-time budget is then the same
 number of seconds for every size: ``--budget N`` turns *N pairs of the reference size* (hidden 256, the
 default) into each size's pairs, ``N × its speed ÷ the reference's`` — the ``--max-pairs`` to train it with.
@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench import ours_step, train_throughput, write_report  # noqa: E402
 
-from attention_core.config import ModelConfig  # noqa: E402
-from attention_core.data import encode_pairs, get_task, load_splits  # noqa: E402
-from attention_core.precision import resolve_precision  # noqa: E402
-from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.vocab import Vocab  # noqa: E402
+from attention_core.data.tasks import encode_pairs, get_task, load_splits  # noqa: E402
+from attention_core.data.vocab import Vocab  # noqa: E402
+from attention_core.model.config import ModelConfig  # noqa: E402
+from attention_core.model.seq2seq import build_model  # noqa: E402
+from attention_core.training.precision import resolve_precision  # noqa: E402
 
 SHARED = dict(dropout=0.2, tie_embeddings=True, share_embeddings=True)
 SIZES: dict[str, dict] = {
@@ -56,8 +56,8 @@ def vocab() -> Vocab:
     run = ROOT / "runs" / "c25" / "full-h256" / "src_vocab.json"
     if run.is_file():
         return Vocab.load(run)
-    from attention_core.encoded import build_vocabs
-    from attention_core.zoo import RECIPES
+    from attention_core.data.encoded import build_vocabs
+    from attention_core.hub.zoo import RECIPES
 
     recipe = RECIPES["couplet"]
     splits = load_splits("couplet", None, extra=recipe.extra)

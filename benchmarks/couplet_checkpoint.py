@@ -33,7 +33,8 @@ def load_candidate(run: Path, data: str | None) -> tuple[Any, Any]:
     """A run's best couplet model as the zoo ships it, and its splits.
 
     The model's cliché table is measured on its training pairs as ``attention-lab zoo`` does at export
-    (``attention_core.zoo.give_overproduction``: once per weights, kept in the run folder as ``overproduction.json``).
+    (``attention_core.hub.zoo.give_overproduction``: once per weights, kept in the run folder as
+    ``overproduction.json``).
 
     Args:
         run: A training run or model folder.
@@ -42,9 +43,9 @@ def load_candidate(run: Path, data: str | None) -> tuple[Any, Any]:
     Returns:
         ``(translator, splits)``.
     """
-    from attention_core.data import load_splits
-    from attention_core.hub import load_folder
-    from attention_core.zoo import give_overproduction
+    from attention_core.data.tasks import load_splits
+    from attention_core.decoding.folder import load_folder
+    from attention_core.hub.zoo import give_overproduction
 
     translator = load_folder(run, "cpu")
     info = translator.meta.get("data", {})
@@ -55,7 +56,7 @@ def load_candidate(run: Path, data: str | None) -> tuple[Any, Any]:
 
 def measure(run: Path, data: str | None, label: str) -> dict:
     """The record of one run: its training history and both test sets at beam 5 with the default rules."""
-    from attention_core.evaluation import evaluate
+    from attention_core.analysis.evaluation import evaluate
 
     started = time.time()
     translator, splits = load_candidate(run, data)

@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.atomic import atomic_write_text  # noqa: E402
-from attention_core.data import load_splits  # noqa: E402
-from attention_core.metrics import bleu, chrf  # noqa: E402
+from attention_core.analysis.metrics import bleu, chrf  # noqa: E402
+from attention_core.data.atomic import atomic_write_text  # noqa: E402
+from attention_core.data.tasks import load_splits  # noqa: E402
 from reports.common import load_reports, ordered  # noqa: E402
 
 FESTIVAL = frozenset("春年福岁迎庆节宵鼠牛虎兔龙蛇马羊猴鸡狗猪")

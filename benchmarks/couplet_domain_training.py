@@ -36,10 +36,10 @@ from couplet_domain import is_festival, split_scores  # noqa: E402
 
 def run(keep: float, epochs: int, lr: float, out: str, data: str) -> None:
     """Continue the default couplet model with ``keep`` of the Spring-Festival pairs; records go to ``out.jsonl``."""
-    from attention_core.data import encode_pairs, load_splits
-    from attention_core.evaluation import evaluate
-    from attention_core.hub import load_folder
-    from attention_core.training import make_optimizer
+    from attention_core.analysis.evaluation import evaluate
+    from attention_core.data.tasks import encode_pairs, load_splits
+    from attention_core.decoding.folder import load_folder
+    from attention_core.training.loop import make_optimizer
 
     tr = load_folder(ROOT / "models" / "couplet" / "luong-general")
     tr.model.float()

@@ -10,7 +10,7 @@ setting: no constraints, the structural rules only, each reader's rule added alo
 them with the cliché penalty ``λ`` from 0 to 1.5 (the model's over-production table is measured first, as
 ``attention-lab zoo`` does at export, if the model has none). Every setting is scored with the same metrics as the zoo
 (character BLEU and chrF, and the rules a reader checks, with the human 下联s as the ceiling). The defaults
-of [`CoupletRules`][attention_core.couplet.CoupletRules] are chosen from this table, on dev, never on a test
+of [`CoupletRules`][attention_core.decoding.couplet.CoupletRules] are chosen from this table, on dev, never on a test
 set. Writes ``results/couplet_rules.{json,md}``.
 """
 
@@ -26,13 +26,13 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.atomic import atomic_write_text  # noqa: E402
-from attention_core.calibration import calibrate_overproduction  # noqa: E402
-from attention_core.couplet import NO_RULES, CoupletRules  # noqa: E402
-from attention_core.data import load_splits  # noqa: E402
-from attention_core.evaluation import evaluate  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
-from attention_core.zoo import calibration_pairs  # noqa: E402
+from attention_core.analysis.calibration import calibrate_overproduction  # noqa: E402
+from attention_core.analysis.evaluation import evaluate  # noqa: E402
+from attention_core.data.atomic import atomic_write_text  # noqa: E402
+from attention_core.data.tasks import load_splits  # noqa: E402
+from attention_core.decoding.couplet import NO_RULES, CoupletRules  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
+from attention_core.hub.zoo import calibration_pairs  # noqa: E402
 
 SETTINGS: list[tuple[str, bool, CoupletRules]] = [
     ("no constraints", False, NO_RULES),
@@ -95,7 +95,7 @@ def main() -> None:
         calibrate_overproduction(translator, calibration_pairs(splits))
     rows, human = [], None
     for label, constrained, rules in SETTINGS:
-        report = evaluate(translator, pairs, args.beam, constrained, rules=rules)
+        report = evaluate(translator, pairs, beam_size=args.beam, constrained=constrained, rules=rules)
         row = {"setting": label, "constrained": constrained, "rules": rules.to_dict(), "bleu": report["bleu"],
                "chrf": report["chrf"], **report["couplet"]}
         rows.append(row)

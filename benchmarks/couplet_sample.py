@@ -28,7 +28,7 @@ def main() -> None:
     import torch
     from couplet_checkpoint import load_candidate
 
-    from attention_core.atomic import atomic_write_text
+    from attention_core.data.atomic import atomic_write_text
     from reports.report import sample_index
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -67,7 +67,7 @@ arm has the same one: the capacity arms train on one split)."""
 
 def prepare(folder: Path, data: str | None) -> None:
     """A data folder whose ``couplet/train`` is the 55k subset: links to the corpora, nothing copied."""
-    from attention_core.corpora import data_home
+    from attention_core.data.corpora import data_home
 
     source = data_home(data)
     (folder / "couplet").mkdir(parents=True, exist_ok=True)
@@ -87,7 +87,7 @@ def decode(run: Path, data: str | None, limit: int | None = None, sets: Iterable
     """One arm: its training budget, and each set's outputs, references and BLEU at beam 5 with the rules."""
     from couplet_checkpoint import load_candidate
 
-    from attention_core.evaluation import evaluate
+    from attention_core.analysis.evaluation import evaluate
 
     translator, splits = load_candidate(run, data)
     info = translator.meta.get("data", {})
@@ -126,7 +126,7 @@ def variant_spread() -> dict | None:
         spread[name] = round(max(scores) - min(scores), 2)
     default = ROOT / "models" / "couplet" / "luong-general"
     if (default / "config.json").is_file():
-        from attention_core.hub import read_config
+        from attention_core.decoding.folder import read_config
 
         cfg, _, meta = read_config(default)
         pairs = meta.get("data", {}).get("sizes", {}).get("train")
@@ -182,7 +182,7 @@ def markdown(report: dict, study: dict, stem: str) -> str:
 
 
 def main() -> None:
-    from attention_core.metrics import paired_bootstrap
+    from attention_core.analysis.metrics import paired_bootstrap
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prepare", metavar="FOLDER", help="only make the 55k data folder (links)")
@@ -227,7 +227,7 @@ def main() -> None:
 
 def write(report: dict, out: Path, stem: str, study: dict) -> None:
     """The study's JSON (without outputs), table and figure."""
-    from attention_core.atomic import atomic_write_text
+    from attention_core.data.atomic import atomic_write_text
 
     atomic_write_text(out / f"{stem}.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
     figure(report, out / "figures" / stem, study)

@@ -10,12 +10,12 @@ coverage is the total attention it received over the output (``Output.coverage``
 translated is judged by a statistical aligner that never sees the model: eflomal (Östling & Tiedemann 2016), trained
 on our training pairs plus every (source, model output) pair, symmetrised with grow-diag-final-and; a unit none of
 whose characters links to an output word counts as *not rendered*. Two kinds of unit are scored: single characters
-(punctuation left out), and content words (``attention_core.coverage``: jieba words tagged noun, verb, adjective,
-name …, coverage summed over their characters). For each threshold τ the flag "coverage < τ" is scored against the
-aligner (precision: flagged units not rendered; recall: unrendered units flagged); τ is the one with the highest dev
-precision among those that flag at least 10 % of the unrendered units (a flag that almost never fires tells a visitor
-nothing; F1 keeps rising with τ, because flagging nearly everything recalls nearly every miss), reported on test
-beside the chance level. A random sample of 50 flagged test units of each kind is written for a person to read
+(punctuation left out), and content words (``attention_core.decoding.coverage``: jieba words tagged noun, verb,
+adjective, name …, coverage summed over their characters). For each threshold τ the flag "coverage < τ" is scored
+against the aligner (precision: flagged units not rendered; recall: unrendered units flagged); τ is the one with the
+highest dev precision among those that flag at least 10 % of the unrendered units (a flag that almost never fires tells
+a visitor nothing; F1 keeps rising with τ, because flagging nearly everything recalls nearly every miss), reported on
+test beside the chance level. A random sample of 50 flagged test units of each kind is written for a person to read
 (``results/coverage_sample_{char,word}.md``): the aligner is a proxy, the reading is the check.
 """
 
@@ -31,13 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.alignment import grow_diag_final_and  # noqa: E402
-from attention_core.corpora import data_home  # noqa: E402
-from attention_core.coverage import Word, source_words  # noqa: E402
-from attention_core.data import load_splits  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
-from attention_core.text import tokenize_chinese, tokenize_english  # noqa: E402
-from attention_core.vocab import is_punctuation  # noqa: E402
+from attention_core.analysis.alignment import grow_diag_final_and  # noqa: E402
+from attention_core.data.corpora import data_home  # noqa: E402
+from attention_core.data.tasks import load_splits  # noqa: E402
+from attention_core.data.text import tokenize_chinese, tokenize_english  # noqa: E402
+from attention_core.data.vocab import is_punctuation  # noqa: E402
+from attention_core.decoding.coverage import Word, source_words  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
 
 TAUS = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0]
 """Thresholds tried on dev."""
@@ -163,7 +163,7 @@ def main() -> None:
         "",
         *table(by_tau["char"], best["char"], "character"),
         "## Per content word (jieba words tagged noun, verb, adjective, name, idiom, place or time; "
-        "`attention_core.coverage`)",
+        "`attention_core.decoding.coverage`)",
         "",
         *table(by_tau["word"], best["word"], "content word"),
     ]

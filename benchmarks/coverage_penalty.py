@@ -54,9 +54,9 @@ def main() -> None:
 
     import torch
 
-    from attention_core.hub import load_folder
-    from attention_core.metrics import chrf
-    from attention_core.text import tokenize_english
+    from attention_core.analysis.metrics import chrf
+    from attention_core.data.text import tokenize_english
+    from attention_core.decoding.folder import load_folder
 
     translator = load_folder(args.model, "cpu")
     report: dict = {"model": repo_path(args.model), "beam_size": BEAM, "sets": {}}

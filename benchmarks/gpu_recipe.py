@@ -6,11 +6,11 @@ Usage::
     python benchmarks/gpu_recipe.py --runs runs/gpu-check
     # → results/gpu_recipe.{md,json}
 
-A lent GPU trains the zoo in minutes only at eight times the CPU recipes' batch (``attention_core.zoo.on_gpu``: batch
-512, twice the learning rate). Before a GPU trains all 18 models that way, the default variant of each task is
+A lent GPU trains the zoo in minutes only at eight times the CPU recipes' batch (``attention_core.hub.zoo.on_gpu``:
+batch 512, twice the learning rate). Before a GPU trains all 18 models that way, the default variant of each task is
 trained at the ``gpu`` recipe on the CPU (bfloat16, as the CPU zoo trains) and its dev curve set beside the CPU
 recipe's, whose runs were measured by earlier sessions and are quoted from where they were recorded:
-``results/translation_recipe.md`` (the translation zoo's first stage, batch 64) and ``attention_core/zoo.py``'s
+``results/translation_recipe.md`` (the translation zoo's first stage, batch 64) and ``attention_core/hub/zoo.py``'s
 ``RECIPES`` docstring (the couplet default at hidden 352, batch 64, the first four of its six epochs).
 """
 
@@ -30,7 +30,7 @@ from bench import repo_path, write_report  # noqa: E402
 CPU_RECIPE_DEV = {
     "translation": ([16.00, 20.34, 22.77, 25.79, 27.04, 28.42, 29.32, 30.33, 29.29, 31.77],
                     "results/translation_recipe.md, '+ tv4dialog, cmn-eng ×3'"),
-    "couplet": ([1.39, 1.50, 1.66, 1.84], "attention_core/zoo.py, RECIPES docstring (hidden 352, batch 64)"),
+    "couplet": ([1.39, 1.50, 1.66, 1.84], "attention_core/hub/zoo.py, RECIPES docstring (hidden 352, batch 64)"),
 }
 """Dev BLEU (greedy) after each epoch of the CPU recipes' default variant, as recorded by the runs that measured it."""
 
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--runs", default="runs/gpu-check", help="the gpu-recipe runs (<task>/luong-general)")
     parser.add_argument("--out", default="results/gpu_recipe.json")
     args = parser.parse_args()
-    from attention_core.zoo import RECIPE_SETS
+    from attention_core.hub.zoo import RECIPE_SETS
 
     report = {"runs": repo_path(args.runs), "tasks": {}}
     for task in ("translation", "couplet"):

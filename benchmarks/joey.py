@@ -14,9 +14,9 @@ from types import SimpleNamespace
 import torch
 from torch import Tensor
 
-from attention_core.batch import Batch
-from attention_core.precision import autocast
-from attention_core.vocab import Vocab
+from attention_core.data.batch import Batch
+from attention_core.data.vocab import Vocab
+from attention_core.training.precision import autocast
 
 logging.getLogger("joeynmt").setLevel(logging.ERROR)
 

@@ -1,10 +1,10 @@
 """Known names the model leaves out (issue #29): does translating the sentence again with them carried help?
 
 The names switch leaves to the model the names its corpus taught it (``meta["known_names"]``: 大卫, 安娜, 上海 …), and
-since ``attention_core.names.dropped_known`` it translates a sentence again, with the name carried, when the output
-leaves out a known name the dictionary gives an English name. This measures that second translation on one model:
+since ``attention_core.editing.names.dropped_known`` it translates a sentence again, with the name carried, when the
+output leaves out a known name the dictionary gives an English name. This measures that second translation on one model:
 the names switch on, with and without it, on every sentence of the visitor set, cmn-eng dev and tv4dialog-dev that
-holds a known name it checks (``attention_core.names.checked_known``: the only sentences it can change). Beam 5,
+holds a known name it checks (``attention_core.editing.names.checked_known``: the only sentences it can change). Beam 5,
 decoded as the app decodes.
 
 Usage::
@@ -36,22 +36,22 @@ def translate(translator, sources: Sequence[str], second: bool) -> list[str]:
     of a known name left out."""
     import torch
 
-    from attention_core import pipeline
-    from attention_core.names import dropped_known
+    from attention_core.decoding.translator import SENTENCE_TOKENS
+    from attention_core.editing import switch
+    from attention_core.editing.names import dropped_known
 
-    pipeline.dropped_known = dropped_known if second else (lambda text, known, output: [])
+    switch.dropped_known = dropped_known if second else (lambda text, known, output: [])
     try:
         with torch.inference_mode():
-            return [" ".join(o.text for o in translator.translate_paragraph(s, pipeline.SENTENCE_TOKENS,
-                                                                           beam_size=BEAM, names=True))
+            return [" ".join(o.text for o in switch.translate_paragraph(translator, s, SENTENCE_TOKENS, beam_size=BEAM))
                     for s in sources]
     finally:
-        pipeline.dropped_known = dropped_known
+        switch.dropped_known = dropped_known
 
 
 def markdown(report: dict) -> str:
     lines = [
-        f"The second translation of a known name left out (`attention_core.names.dropped_known`) on model "
+        f"The second translation of a known name left out (`attention_core.editing.names.dropped_known`) on model "
         f"`{report['model']}` (weights sha256 `{report['weights_sha256'][:12]}…`, {report['known']} known names), "
         f"beam {report['beam_size']}, the names switch on, "
         "without and with it: the sentences of each set that hold a known person's name it checks "
@@ -77,9 +77,9 @@ def markdown(report: dict) -> str:
 
 
 def main() -> None:
-    from attention_core.corpora import sha256_file
-    from attention_core.hub import WEIGHTS, load_folder
-    from attention_core.names import checked_known, name_written
+    from attention_core.data.corpora import sha256_file
+    from attention_core.decoding.folder import WEIGHTS, load_folder
+    from attention_core.editing.names import checked_known, name_written
 
     args = model_parser(__doc__, "known_names.json").parse_args()
     model = Path(args.model)

@@ -1,4 +1,5 @@
-"""What the loop guard fixes and what it breaks (``attention_core.repetition.LoopGuard``): one translation model,
+"""What the loop guard fixes and what it breaks (``attention_core.decoding.repetition.LoopGuard``): one translation
+model,
 beam 5, the guard off and at each setting, on cmn-eng dev and the held-out TV episodes of ``tv4dialog-dev`` (where
 the setting is chosen), then on the test sets and the visitor set.
 
@@ -30,7 +31,7 @@ from visitor import BEAM, model_parser, model_sets  # noqa: E402
 
 def in_loop(output: str, longest: int = 4, times: int = 4) -> bool:
     """Whether an output is in a loop: a stretch of one to ``longest`` tokens written ``times`` times in a row."""
-    from attention_core.text import tokenize_english
+    from attention_core.data.text import tokenize_english
 
     tokens = tokenize_english(output)
     return any(all(tokens[i + k * p : i + (k + 1) * p] == tokens[i : i + p] for k in range(1, times))
@@ -49,8 +50,8 @@ SAMPLE = 12
 
 def decode(translator, sources: list[str], setting: tuple[int, int] | None, paragraphs: bool = False):
     """Outputs (texts) and how many reached the length limit, beam 5, with the guard ``setting``."""
-    from attention_core.pipeline import SENTENCE_TOKENS
-    from attention_core.repetition import LoopGuard
+    from attention_core.decoding.repetition import LoopGuard
+    from attention_core.decoding.translator import SENTENCE_TOKENS
 
     guard = LoopGuard(*setting) if setting else False
     if paragraphs:  # a visitor row as the app decodes it: split into sentences, joined with a space
@@ -63,7 +64,7 @@ def decode(translator, sources: list[str], setting: tuple[int, int] | None, para
 def markdown(report: dict) -> str:
     """The tables: every setting on each set, then changed dev outputs for reading."""
     lines = [
-        f"The loop guard (`attention_core.repetition.LoopGuard`) on model `{report['model']}`, "
+        f"The loop guard (`attention_core.decoding.repetition.LoopGuard`) on model `{report['model']}`, "
         f"beam {report['beam_size']}: "
         "BLEU (sacrebleu 13a, lower-cased), Δ against the guard off by paired bootstrap (1,000 samples, 95 % "
         "interval), outputs changed, outputs in a loop (a stretch of one to four tokens four times in a row) and "
@@ -92,8 +93,8 @@ def main() -> None:
 
     import torch
 
-    from attention_core.hub import load_folder
-    from attention_core.metrics import bleu
+    from attention_core.analysis.metrics import bleu
+    from attention_core.decoding.folder import load_folder
 
     translator = load_folder(args.model, "cpu")
     sets = model_sets(args.data)

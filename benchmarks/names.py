@@ -1,5 +1,6 @@
 """What the names switch fixes and what it breaks (issue #29): one model, names off and on, on the visitor set and
-the cmn-eng dev split. The switch carries names and numbers (``attention_core.names``, ``attention_core.numbers``).
+the cmn-eng dev split. The switch carries names and numbers (``attention_core.editing.names``,
+``attention_core.editing.numbers``).
 
 Usage::
 
@@ -32,7 +33,7 @@ from visitor import BEAM, SET, decode, name_counts, number_counts, read_set  # n
 
 def compare(off: list[str], on: list[str], refs: list[str]) -> dict:
     """BLEU off and on, the paired bootstrap of on against off, and how many outputs changed."""
-    from attention_core.metrics import bleu, paired_bootstrap
+    from attention_core.analysis.metrics import bleu, paired_bootstrap
 
     test = paired_bootstrap(on, off, refs, "13a", lowercase=True)
     return {"n": len(refs), "bleu_off": round(bleu(off, refs, "13a", lowercase=True), 2),
@@ -45,7 +46,7 @@ def markdown(report: dict) -> str:
     """The summary table: BLEU off and on, the change, outputs changed, names kept on the visitor set."""
     v = report["visitor"]
     lines = [
-        f"The names switch (`attention_core.names`) on model `{report['model']}`, beam "
+        f"The names switch (`attention_core.editing.names`) on model `{report['model']}`, beam "
         f"{report['beam_size']}, against the same model without it: BLEU (sacrebleu 13a, lower-cased), Δ by paired "
         "bootstrap (1,000 samples, 95 % interval), outputs that change (most changes on cmn-eng are only the case "
         "of a name the model already wrote, `tom` → `Tom`: lower-cased BLEU does not see them). Written by "
@@ -86,12 +87,13 @@ def markdown(report: dict) -> str:
 def main() -> None:
     import torch
 
-    from attention_core.atomic import atomic_write_text
-    from attention_core.corpora import data_home
-    from attention_core.data import split_translation
-    from attention_core.hub import load_folder
-    from attention_core.names import find_names
-    from attention_core.numbers import find_numbers
+    from attention_core.data.atomic import atomic_write_text
+    from attention_core.data.corpora import data_home
+    from attention_core.data.tasks import split_translation
+    from attention_core.decoding.folder import load_folder
+    from attention_core.editing import switch
+    from attention_core.editing.names import find_names
+    from attention_core.editing.numbers import find_numbers
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(ROOT / "models" / "translation" / "luong-general"))
@@ -119,7 +121,7 @@ def main() -> None:
             started = time.perf_counter()
             plain = [o.text for o in translator.translate(sources, beam_size=BEAM)]
             middle = time.perf_counter()
-            results = translator.translate(sources, beam_size=BEAM, names=True)
+            results = switch.translate(translator, sources, beam_size=BEAM)
             ended = time.perf_counter()
         named = [o.text for o in results]
         found = Counter((c.name.text, c.name.english, c.name.how) for o in results for c in o.names.carried)

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.atomic import atomic_write_text  # noqa: E402
+from attention_core.data.atomic import atomic_write_text  # noqa: E402
 from demo.handlers import Settings, heatmap_figure, run  # noqa: E402
 from demo.models import DEFAULT_VARIANT, ModelRegistry  # noqa: E402
 

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/precision_quality.py              # seed 1; writes results/precision_quality.{json,md}
     python benchmarks/precision_quality.py --seeds 1 2  # more seeds
 
-Each run trains with exactly the zoo's recipe (``attention_core.zoo.RECIPES`` and ``model_options``; only the
+Each run trains with exactly the zoo's recipe (``attention_core.hub.zoo.RECIPES`` and ``model_options``; only the
 seed and the precision change) on one torch thread, resumably (finished runs are skipped, an interrupted one
 continues), then is evaluated on the 1,000 test pairs, greedy and beam 5. Runs go to ``runs/quality/`` (not
 shipped); the summary goes to ``results/``.
@@ -25,12 +25,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.atomic import atomic_write_text  # noqa: E402
-from attention_core.data import TASKS, load_splits  # noqa: E402
-from attention_core.evaluation import evaluate  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
-from attention_core.training import fit  # noqa: E402
-from attention_core.zoo import RECIPES, model_options  # noqa: E402
+from attention_core.analysis.evaluation import evaluate  # noqa: E402
+from attention_core.data.atomic import atomic_write_text  # noqa: E402
+from attention_core.data.tasks import TASKS, load_splits  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
+from attention_core.hub.zoo import RECIPES, model_options  # noqa: E402
+from attention_core.training.loop import fit  # noqa: E402
 
 TASK, VARIANT = "translation", "luong-general"
 PRECISIONS = ("fp32", "bf16")
@@ -46,7 +46,8 @@ def run(precision: str, seed: int, runs: Path, splits) -> dict:
     for beam in (1, 5):
         path = runs / f"{precision}-s{seed}-test-beam{beam}.json"
         if not path.exists():
-            atomic_write_text(path, json.dumps(evaluate(load_folder(out), splits.test, beam), ensure_ascii=False))
+            report = evaluate(load_folder(out), splits.test, beam_size=beam)
+            atomic_write_text(path, json.dumps(report, ensure_ascii=False))
         tests[beam] = json.loads(path.read_text(encoding="utf-8"))
     history = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     return {

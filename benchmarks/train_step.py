@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench  # noqa: E402
 
-from attention_core.config import ModelConfig  # noqa: E402
-from attention_core.precision import AMP_DTYPES  # noqa: E402
-from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.zoo import RECIPES, VARIANTS, model_options  # noqa: E402
+from attention_core.hub.zoo import RECIPES, VARIANTS, model_options  # noqa: E402
+from attention_core.model.config import ModelConfig  # noqa: E402
+from attention_core.model.seq2seq import build_model  # noqa: E402
+from attention_core.training.precision import AMP_DTYPES  # noqa: E402
 
 RNN_VARIANTS = [name for name in VARIANTS if name != "transformer"]
 """The translation zoo's RNN variants (the Transformer has no step loop)."""

@@ -5,7 +5,7 @@ Usage::
     python benchmarks/transformer.py            # writes results/transformer_bench.json and .md
     python benchmarks/transformer.py --quick    # fewer repetitions (a smoke run)
 
-* **Training throughput**: every translation zoo variant at its zoo size (``attention_core.zoo``), the
+* **Training throughput**: every translation zoo variant at its zoo size (``attention_core.hub.zoo``), the
   trainer's own step (``train_step``: Adam, clipping), on the same fixed stream of real cmn-eng batches
   of 64 pairs, in float32 and in the trainer's default precision; one untimed pass first, then the
   median of timed passes (``bench.train_throughput``).
@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench import _median_ms, _params, ours_step, setup, train_throughput  # noqa: E402
 
-from attention_core.config import ModelConfig  # noqa: E402
-from attention_core.hub import load_folder  # noqa: E402
-from attention_core.precision import resolve_precision  # noqa: E402
-from attention_core.seq2seq import build_model  # noqa: E402
-from attention_core.zoo import VARIANTS, model_options  # noqa: E402
+from attention_core.decoding.folder import load_folder  # noqa: E402
+from attention_core.hub.zoo import VARIANTS, model_options  # noqa: E402
+from attention_core.model.config import ModelConfig  # noqa: E402
+from attention_core.model.seq2seq import build_model  # noqa: E402
+from attention_core.training.precision import resolve_precision  # noqa: E402
 
 SENTENCES = {"translation": "我喜欢自然语言处理", "couplet": "风声雨声读书声声声入耳"}
 """The one sentence each task decodes for the latency rows (the app's first examples)."""

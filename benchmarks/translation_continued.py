@@ -31,7 +31,7 @@ from bench import repo_path, write_report  # noqa: E402
 
 def candidates() -> dict:
     """The second stages compared, by name (each counts its ``epochs`` from the first stage's first epoch)."""
-    from attention_core.zoo import RECIPES
+    from attention_core.hub.zoo import RECIPES
 
     first = RECIPES["translation"].train
     curriculum = dict(epochs=first.epochs + 2, full_data_epochs=first.epochs, extra_ratio=1.0, patience=2)
@@ -72,12 +72,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "results" / "translation_continued.json"))
     args = parser.parse_args()
 
-    from attention_core.corpora import data_home
-    from attention_core.data import TASKS, load_splits
-    from attention_core.evaluation import evaluate
-    from attention_core.hub import load_folder
-    from attention_core.training import fit
-    from attention_core.zoo import RECIPES, model_options
+    from attention_core.analysis.evaluation import evaluate
+    from attention_core.data.corpora import data_home
+    from attention_core.data.tasks import TASKS, load_splits
+    from attention_core.decoding.folder import load_folder
+    from attention_core.hub.zoo import RECIPES, model_options
+    from attention_core.training.loop import fit
 
     splits = load_splits("translation", data_home(args.data), extra=RECIPES["translation"].extra)
     first = load_folder(args.first)
@@ -90,9 +90,9 @@ def main() -> None:
             history = [json.loads(line) for line in every.read_text(encoding="utf-8").splitlines() if line.strip()]
         return {"history": [h["dev_bleu"] for h in history],
                 "seconds": round(sum(h.get("seconds", 0) for h in history[first_epochs:])),
-                "dev greedy": evaluate(translator, splits.dev, 1)["bleu"],
-                "dev beam5": evaluate(translator, splits.dev, 5)["bleu"],
-                "tv4dialog-dev beam5": evaluate(translator, splits.extra_devs["tv4dialog-dev"], 5)["bleu"]}
+                "dev greedy": evaluate(translator, splits.dev, beam_size=1)["bleu"],
+                "dev beam5": evaluate(translator, splits.dev, beam_size=5)["bleu"],
+                "tv4dialog-dev beam5": evaluate(translator, splits.extra_devs["tv4dialog-dev"], beam_size=5)["bleu"]}
 
     rows = {"first stage": scored(first)}
     print("first stage", rows["first stage"], flush=True)

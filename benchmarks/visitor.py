@@ -14,7 +14,7 @@ characters simplified), a Chinese sentence of cmn-eng, cmn-eng-extra or tv4dialo
 offending ids if one does. Then every model folder under ``models/translation/`` decodes each row as the app
 does (``Translator.translate_paragraph``: split into sentences, beam 5, at most ``SENTENCE_TOKENS`` tokens a
 sentence; the sentences' outputs joined with a space) and is scored as the zoo scores translation
-(``attention_core.evaluation``: sacrebleu 13a, lower-cased, detokenised output; chrF likewise), with a paired
+(``attention_core.analysis.evaluation``: sacrebleu 13a, lower-cased, detokenised output; chrF likewise), with a paired
 bootstrap (1,000 samples) of each variant against ``none``. Names: for each row holding a name of ``NAMES``,
 whether the output keeps the romanised name the reference uses (a whole-word match, case-insensitive).
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_core.text import bare_chinese as match_key  # noqa: E402  (what sentences are compared by)
+from attention_core.data.text import bare_chinese as match_key  # noqa: E402  (what sentences are compared by)
 
 SET = ROOT / "results" / "visitor" / "visitor.tsv"
 COLUMNS = ("id", "kind", "chinese", "english")
@@ -126,8 +126,8 @@ def model_parser(doc: str, out: str) -> argparse.ArgumentParser:
 
 def model_sets(data: str | None, tests: bool = True) -> dict[str, list[tuple[str, str]]]:
     """The sets a translation model is measured on: the dev sets, then (``tests``) the test sets, then this set."""
-    from attention_core.corpora import data_home
-    from attention_core.data import load_splits
+    from attention_core.data.corpora import data_home
+    from attention_core.data.tasks import load_splits
 
     splits = load_splits("translation", data_home(data), extra=["cmn-eng-extra", "tv4dialog"])
     sets = {"cmn-eng dev": splits.dev, "tv4dialog-dev": splits.extra_devs["tv4dialog-dev"]}
@@ -222,26 +222,30 @@ def variants(models: Path) -> list[str]:
 def decode(folder: Path, rows: Sequence[Row], names: bool = False) -> tuple[list[str], float]:
     """Each row's output as the app makes it (sentences split, beam 5, joined with a space), and the seconds.
 
-    ``names``: with the names switch ([`attention_core.names`][attention_core.names]).
+    ``names``: with the names switch ([`attention_core.editing.names`][attention_core.editing.names]).
     """
     import torch
 
-    from attention_core.hub import load_folder
-    from attention_core.pipeline import SENTENCE_TOKENS
+    from attention_core.decoding.folder import load_folder
+    from attention_core.decoding.translator import SENTENCE_TOKENS
+    from attention_core.editing import switch
 
     translator = load_folder(folder, "cpu")
     started = time.perf_counter()
     with torch.inference_mode():
-        outputs = [" ".join(o.text for o in translator.translate_paragraph(r.chinese, SENTENCE_TOKENS,
-                                                                          beam_size=BEAM, names=names))
+        outputs = [" ".join(o.text for o in switch.translate_paragraph(translator, r.chinese, SENTENCE_TOKENS,
+                                                                      names, beam_size=BEAM))
                    for r in rows]
     return outputs, time.perf_counter() - started
 
 
 def score(rows: Sequence[Row], outputs: dict[str, list[str]], tokenize: str = "13a") -> dict:
-    """BLEU and chrF per variant (lower-cased, as ``attention_core.evaluation``), each against ``none``, names kept."""
-    from attention_core.metrics import bleu, chrf, paired_bootstrap
-    from attention_core.vocab import UNK
+    """BLEU and chrF per variant, each against ``none``, names kept.
+
+    Lower-cased, as ``attention_core.analysis.evaluation`` scores.
+    """
+    from attention_core.analysis.metrics import bleu, chrf, paired_bootstrap
+    from attention_core.data.vocab import UNK
 
     refs = [r.english for r in rows]
     result = {}
@@ -310,8 +314,8 @@ def markdown(report: dict) -> str:
         lines += ["", "The zoo is being retrained on new data one model at a time: a Δ between models trained on "
                   "different data is not the attention's alone, so a model is compared with `none` only when both were "
                   "trained on the same data."]
-    lines += ["", "Names on: the same decoding with the names switch (`attention_core.names`, names and numbers, on "
-              "by default in the app; `results/names.md`)."]
+    lines += ["", "Names on: the same decoding with the names switch (`attention_core.editing.names`, names and "
+              "numbers, on by default in the app; `results/names.md`)."]
     kinds = list(KINDS)
     lines += ["", "BLEU by kind (a few sentences each: noisy; read it as a direction, not a score):", "",
               "| variant | " + " | ".join(f"{k} ({report['kinds'].get(k, 0)})" for k in kinds) + " |",
@@ -349,8 +353,8 @@ def reading_table(rows: Sequence[Row], out: Path, variant: str, names: bool = Fa
 
 
 def main() -> None:
-    from attention_core.atomic import atomic_write_text
-    from attention_core.corpora import data_home
+    from attention_core.data.atomic import atomic_write_text
+    from attention_core.data.corpora import data_home
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", default=str(SET), help="the visitor set (TSV)")
@@ -397,7 +401,7 @@ def main() -> None:
     if args.against:  # "against today's model": paired bootstrap of each variant against the given outputs
         from bench import repo_path
 
-        from attention_core.metrics import paired_bootstrap
+        from attention_core.analysis.metrics import paired_bootstrap
 
         refs = [r.english for r in rows]
         report["against"] = repo_path(args.against)

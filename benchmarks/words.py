@@ -1,4 +1,5 @@
-"""What carrying rare common words fixes and what it breaks (``attention_core.words``): one translation model, beam 5,
+"""What carrying rare common words fixes and what it breaks (``attention_core.editing.words``): one translation model,
+beam 5,
 the names switch with names and numbers only against names, numbers and common words, on cmn-eng dev, the held-out
 TV episodes of ``tv4dialog-dev`` and the visitor set.
 
@@ -33,12 +34,12 @@ def decode(translator, sources: list[str], words: bool, paragraphs: bool) -> tup
     """Outputs with the names switch, common words carried or not, every carried word with how it was placed, and
     how many sentences were translated a second time (a word was left out; the second translation is kept only when
     every carrier came through and none was written twice)."""
-    import attention_core.pipeline as pipeline
-    from attention_core.pipeline import SENTENCE_TOKENS
+    from attention_core.decoding.translator import SENTENCE_TOKENS
+    from attention_core.editing import switch
 
     tried: set[int] = set()
     sentence = [-1]
-    find_words, left_out = pipeline.find_words, pipeline.left_out  # the library's, before they are patched below
+    find_words, left_out = switch.find_words, switch.left_out  # the library's, before they are patched below
 
     def find(text):  # called once per sentence, before `left_out` is asked about its words
         sentence[0] += 1
@@ -50,11 +51,11 @@ def decode(translator, sources: list[str], words: bool, paragraphs: bool) -> tup
             tried.add(sentence[0])
         return short
 
-    with mock.patch.object(pipeline, "find_words", find), mock.patch.object(pipeline, "left_out", recorded):
+    with mock.patch.object(switch, "find_words", find), mock.patch.object(switch, "left_out", recorded):
         if paragraphs:
-            outs = [translator.translate_paragraph(s, SENTENCE_TOKENS, beam_size=BEAM, names=True) for s in sources]
+            outs = [switch.translate_paragraph(translator, s, SENTENCE_TOKENS, beam_size=BEAM) for s in sources]
         else:
-            outs = [[o] for o in translator.translate(sources, beam_size=BEAM, names=True)]
+            outs = [[o] for o in switch.translate(translator, sources, beam_size=BEAM)]
     carried = [[(c.name.text, c.name.english, placed) for o in row for c, placed in zip(o.names.carried, o.names.placed)
                 if c.name.group == "word"] for row in outs]
     return [" ".join(o.text for o in row) for row in outs], carried, len(tried)
@@ -63,7 +64,7 @@ def decode(translator, sources: list[str], words: bool, paragraphs: bool) -> tup
 def markdown(report: dict) -> str:
     """The summary table, the words carried, and the visitor outputs that change."""
     lines = [
-        f"Common words carried by the names switch (`attention_core.words`) on model `{report['model']}`, beam "
+        f"Common words carried by the names switch (`attention_core.editing.words`) on model `{report['model']}`, beam "
         f"{report['beam_size']}: the switch with names and numbers only against names, numbers and common words. "
         "BLEU (sacrebleu 13a, lower-cased), Δ by paired bootstrap (1,000 samples, 95 % interval). Written by "
         "`python benchmarks/words.py`.",
@@ -93,7 +94,7 @@ def main() -> None:
 
     import torch
 
-    from attention_core.hub import load_folder
+    from attention_core.decoding.folder import load_folder
 
     translator = load_folder(args.model, "cpu")
     rows = read_set(SET)

@@ -6,7 +6,7 @@ under ``torch.inference_mode()`` through the library's one generation path
 ([`OWN`][demo.models.OWN]) reads its own language, and its script direction turns the source axis right to left.
 
 A Transformer's outputs also carry every layer's and head's attention
-([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]), kept in the
+([`Translator.attention_maps`][attention_core.decoding.translator.Translator.attention_maps]), kept in the
 per-sentence state, so choosing another layer or head re-plots without decoding again
 ([`attention_view`][demo.handlers.attention_view]).
 
@@ -30,7 +30,7 @@ import gradio as gr
 import plotly.graph_objects as go
 import torch
 
-from attention_core.alignment import (
+from attention_core.analysis.alignment import (
     GOLD_SETS,
     Gold,
     Link,
@@ -40,15 +40,17 @@ from attention_core.alignment import (
     read_gold,
     threshold_links,
 )
-from attention_core.attribution import input_x_gradient, kendall_tau
-from attention_core.corpora import data_home
-from attention_core.couplet import CoupletRules
-from attention_core.coverage import THRESHOLD as COVERAGE_THRESHOLD
-from attention_core.hub import ModelLoadError
-from attention_core.pipeline import SENTENCE_TOKENS, InputError, Note, Output, Translator
-from attention_core.subword import word_rows, word_spans
-from attention_core.text import detokenize_chinese, has_chinese
-from attention_core.transformer import AttentionMaps
+from attention_core.analysis.attribution import input_x_gradient, kendall_tau
+from attention_core.data.corpora import data_home
+from attention_core.data.subword import word_rows, word_spans
+from attention_core.data.text import detokenize_chinese, has_chinese
+from attention_core.decoding.config import DecodeConfig
+from attention_core.decoding.couplet import CoupletRules
+from attention_core.decoding.coverage import THRESHOLD as COVERAGE_THRESHOLD
+from attention_core.decoding.folder import ModelLoadError
+from attention_core.decoding.translator import SENTENCE_TOKENS, InputError, Note, Output, Translator
+from attention_core.editing import switch
+from attention_core.model.transformer import AttentionMaps
 from demo.errors import refuse
 from demo.links import GOLD_SIZES, docs_markdown_link
 from demo.models import OWN, ModelRegistry, architecture, is_rtl, language_pair, sides, variant_label
@@ -97,7 +99,7 @@ class Settings:
         tone: Couplet rule for the last character's tone: ``classical``, ``opposite`` or ``off``.
         cliche_penalty: Couplet rule: penalty ``λ`` on over-frequent characters (0 = off).
         names: Chinese → English: carry people's names through the model
-            ([`attention_core.names`][attention_core.names]); on by
+            ([`attention_core.editing.names`][attention_core.editing.names]); on by
             default (``results/names.md``: 25 of the visitor set's 27 names kept instead of 5, dev BLEU unchanged).
     """
 
@@ -372,7 +374,7 @@ def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings
 
     Args:
         outs: The outputs of one request (a paragraph's sentences).
-        notes: Each output's notes ([`Translator.notes`][attention_core.pipeline.Translator.notes]).
+        notes: Each output's notes ([`Translator.notes`][attention_core.decoding.translator.Translator.notes]).
         settings: The controls.
         seconds: What the request took.
         window: The window in force (``None``: global).
@@ -493,13 +495,13 @@ def sentence_state(out: Output, model: torch.nn.Module, window: int | None | str
         rtl: The source script runs right to left: the figures draw the source axis that way.
         text: The source sentence as typed (default: its tokens joined as Chinese characters).
         maps: A Transformer's maps of this output
-            ([`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps]):
+            ([`Translator.attention_maps`][attention_core.decoding.translator.Translator.attention_maps]):
             kept as float16 tensors in ``maps`` (``encoder`` ``(L, h, S, S)``, ``decoder``
             ``(L, h, T, T)``, ``cross`` ``(L, h, T, S)``), with ``layers`` = L and ``heads`` = h. As
             tensors rather than nested lists they cost 2 bytes a weight (a 100-token sentence's
             maps: about 0.6 MB, not 10 MB of Python floats) and no conversion time.
         flagged: Positions of the source tokens of words flagged as possibly untranslated
-            ([`Translator.untranslated`][attention_core.pipeline.Translator.untranslated]).
+            ([`Translator.untranslated`][attention_core.decoding.translator.Translator.untranslated]).
         tokenize: The model's source tokeniser, to label a stand-in's columns with the name typed
             ([`typed_axes`][demo.handlers.typed_axes], kept in ``typed``).
 
@@ -1021,7 +1023,7 @@ def with_gradient(registry: ModelRegistry, state: dict | None) -> dict:
     """The state with the current sentence's input × gradient importance, computed once and kept.
 
     The output is fed back through its model with teacher forcing
-    ([`input_x_gradient`][attention_core.attribution.input_x_gradient]); the result (``gradient``,
+    ([`input_x_gradient`][attention_core.analysis.attribution.input_x_gradient]); the result (``gradient``,
     ``agreement`` and ``gradient_ms``) is stored with the sentence, so stepping, the word/piece switch and
     coming back to it cost nothing.
 
@@ -1123,20 +1125,20 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
         parse_view(*shape, layer, head)  # a bad choice fails before decoding
     couplet = translator.task.constrained
     rules = settings.rules() if couplet else None
-    options = dict(beam_size=int(settings.beam_size), window=window, hard=settings.hard,
-                   names=bool(settings.names) and translator.reads_names)
+    config = DecodeConfig(beam_size=int(settings.beam_size), window=window, hard=settings.hard,
+                          constrained=settings.constrained if couplet else None, rules=rules)
+    names = bool(settings.names) and translator.reads_names  # the editing layer's switch
     texts: list[str] | None = None  # the sentences as typed, when the library does not split them itself
     started = time.perf_counter()
     try:
         with torch.inference_mode():
             if couplet:
-                outs = translator.translate([text], constrained=settings.constrained, rules=rules,
-                                            max_tokens=MAX_CHARS["couplet"], **options)
+                outs = translator.translate([text], config, max_tokens=MAX_CHARS["couplet"])
             elif translator.task.chinese_source:
-                outs = translator.translate_paragraph(text, SENTENCE_TOKENS, **options)
+                outs = switch.translate_paragraph(translator, text, SENTENCE_TOKENS, names, config=config)
             else:  # any language: the library's sentences, kept as typed for the sentence picker
                 texts = translator.sentences(text, SENTENCE_TOKENS)
-                outs = translator.translate(texts, **options)
+                outs = switch.translate(translator, texts, names, config)
     except InputError as err:
         raise refuse(f"{'无法生成下联' if couplet else '无法翻译'} / {err}") from None
     model = translator.model
@@ -1374,10 +1376,10 @@ def show_gold(registry: ModelRegistry, task: str, variant: str, name: str, numbe
     """Force-decode a human-aligned sentence with a model and draw the human links over its attention.
 
     The gold English is fed to the model (teacher forcing) and its attention pooled onto the gold words
-    ([`force_decode`][attention_core.alignment.force_decode]; a Transformer: its last layer's mean of heads). The
-    model's links come from the rule the benchmark uses; hits, misses and extra links are marked
+    ([`force_decode`][attention_core.analysis.alignment.force_decode]; a Transformer: its last layer's mean of heads).
+    The model's links come from the rule the benchmark uses; hits, misses and extra links are marked
     ([`link_marks`][demo.handlers.link_marks]) and the sentence's AER, precision and recall are
-    [`evaluate_links`][attention_core.alignment.evaluate_links] of it alone.
+    [`evaluate_links`][attention_core.analysis.alignment.evaluate_links] of it alone.
 
     Args:
         registry: Loaded models.

@@ -33,7 +33,7 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
-from attention_core.scores import SCORES
+from attention_core.model.scores import SCORES
 
 DOCS_URL_ENV = "ATTENTION_LAB_DOCS_URL"
 TASK_TABS = ("translation", "couplet", "own")

@@ -1,7 +1,7 @@
 """Watch attention learn: train a small model on a toy task and stream its alignment.
 
 The generator [`train_live`][demo.live.train_live] uses the library's own
-``attention_core.training.train_step`` and ``attention_core.search.greedy`` (no second training
+``attention_core.training.loop.train_step`` and ``attention_core.decoding.search.greedy`` (no second training
 loop) and yields an update every ``every`` steps: loss and accuracy curves and the heatmap of one
 fixed example, which sharpens from a uniform smear into the task's alignment (anti-diagonal for
 *reverse*, diagonal for *copy*). Work per request is bounded in steps, sizes and seconds.
@@ -18,12 +18,12 @@ import plotly.graph_objects as go
 import torch
 from torch import nn
 
-from attention_core.config import ModelConfig
-from attention_core.scores import SCORES
-from attention_core.search import greedy
-from attention_core.seq2seq import Seq2Seq, build_model
-from attention_core.toy import TASKS, make_batch, sample_batch, toy_vocab
-from attention_core.training import train_step
+from attention_core.data.toy import TASKS, make_batch, sample_batch, toy_vocab
+from attention_core.decoding.search import greedy
+from attention_core.model.config import ModelConfig
+from attention_core.model.scores import SCORES
+from attention_core.model.seq2seq import Seq2Seq, build_model
+from attention_core.training.loop import train_step
 from demo.errors import refuse
 from demo.plots import alignment_figure, message_figure, second_line
 

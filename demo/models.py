@@ -26,9 +26,8 @@ from pathlib import Path
 
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.data import Task
-from attention_core.hub import (
+from attention_core.data.tasks import Task
+from attention_core.decoding.folder import (
     CONFIG,
     FILES,
     OPTIONAL_FILES,
@@ -37,7 +36,8 @@ from attention_core.hub import (
     read_config,
     read_vocabularies,
 )
-from attention_core.pipeline import Translator
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
 
 BUNDLED = Path(__file__).resolve().parents[1] / "models"
 """The bundled model zoo: ``models/<task>/<variant>/``."""
@@ -167,7 +167,7 @@ def own_examples(translator: Translator, count: int = 5) -> list[str]:
     """Example inputs of a model of your own: short sources of its test split, else the one recorded with it.
 
     The test split is read again from the corpus the model records
-    ([`splits_from_info`][attention_core.parallel.splits_from_info]); when those files are gone or changed, the
+    ([`splits_from_info`][attention_core.data.parallel.splits_from_info]); when those files are gone or changed, the
     short test source saved at training time (``meta["data"]["example"]``) is used.
 
     Args:
@@ -177,8 +177,8 @@ def own_examples(translator: Translator, count: int = 5) -> list[str]:
     Returns:
         Up to ``count`` sources, shortest first (possibly none).
     """
-    from attention_core.data import DataError
-    from attention_core.parallel import splits_from_info
+    from attention_core.data.parallel import splits_from_info
+    from attention_core.data.tasks import DataError
 
     data = translator.meta.get("data")
     try:
@@ -232,7 +232,7 @@ class Card:
     def reads_names(self) -> bool:
         """Whether the names switch applies: the library's rule, which reads the task alone.
 
-        See [`Translator.reads_names`][attention_core.pipeline.Translator.reads_names].
+        See [`Translator.reads_names`][attention_core.decoding.translator.Translator.reads_names].
         """
         return Translator.reads_names.fget(self)
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 import gradio as gr
 import plotly.graph_objects as go
 
-from attention_core import names
-from attention_core.corpora import data_home
-from attention_core.couplet import CoupletRules
-from attention_core.hub import ModelLoadError
-from attention_core.scores import SCORES
+from attention_core.data.corpora import data_home
+from attention_core.decoding.couplet import CoupletRules
+from attention_core.decoding.folder import ModelLoadError
+from attention_core.editing import names
+from attention_core.model.scores import SCORES
 from demo.errors import refuse
 from demo.handlers import (
     ATTENTION,

@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from attention_core.corpora import data_home
-from attention_core.data import DataError
-from attention_core.hub import ModelLoadError
+from attention_core.data.corpora import data_home
+from attention_core.data.tasks import DataError
+from attention_core.decoding.folder import ModelLoadError
 
 
 def main(argv: Sequence[str] | None = None) -> int:

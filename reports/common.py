@@ -13,8 +13,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from attention_core.data import TASKS
-from attention_core.metrics import paired_bootstrap
+from attention_core.analysis.metrics import paired_bootstrap
+from attention_core.data.tasks import TASKS
 from demo.models import VARIANT_LABELS
 
 SET_TITLES = {

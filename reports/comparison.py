@@ -14,7 +14,7 @@ from pathlib import Path
 
 from safetensors import safe_open
 
-from attention_core.zoo import trained_recipe
+from attention_core.hub.zoo import trained_recipe
 from demo.models import DEFAULT_VARIANT
 from reports.common import SET_TITLES, bootstrap, interval
 

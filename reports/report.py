@@ -32,10 +32,10 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from attention_core.atomic import atomic_write_text
-from attention_core.data import TASKS, DataError, Splits, load_splits
-from attention_core.metrics import MIN_BUCKET, bleu_by_length
-from attention_core.zoo import RECIPES
+from attention_core.analysis.metrics import MIN_BUCKET, bleu_by_length
+from attention_core.data.atomic import atomic_write_text
+from attention_core.data.tasks import TASKS, DataError, Splits, load_splits
+from attention_core.hub.zoo import RECIPES
 from demo.handlers import heatmap_figure, sentence_state
 from demo.links import app_query
 from demo.models import BUNDLED, DEFAULT_VARIANT, VARIANT_LABELS, ModelRegistry

@@ -50,19 +50,19 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, read_gold
-from attention_core.atomic import atomic_write_text
-from attention_core.attention import attention
-from attention_core.attribution import input_x_gradient
-from attention_core.batch import make_batch
-from attention_core.corpora import data_home
-from attention_core.couplet import CoupletRules
-from attention_core.metrics import attention_entropy, diagonality
-from attention_core.pipeline import Output, Translator
-from attention_core.scores import build_score
-from attention_core.seq2seq import WindowArg
-from attention_core.toy import sample_batch
-from attention_core.transformer import Transformer, sinusoidal_positions
+from attention_core.analysis.alignment import Gold, argmax_links, evaluate_links, force_decode, read_gold
+from attention_core.analysis.attribution import input_x_gradient
+from attention_core.analysis.metrics import attention_entropy, diagonality
+from attention_core.data.atomic import atomic_write_text
+from attention_core.data.batch import make_batch
+from attention_core.data.corpora import data_home
+from attention_core.data.toy import sample_batch
+from attention_core.decoding.couplet import CoupletRules
+from attention_core.decoding.translator import Output, Translator
+from attention_core.model.attention import attention
+from attention_core.model.scores import build_score
+from attention_core.model.seq2seq import WindowArg
+from attention_core.model.transformer import Transformer, sinusoidal_positions
 from demo.handlers import heatmap_figure, link_marks, sentence_state
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
@@ -107,7 +107,7 @@ POSITION_QUERIES = (10, 30)
 TINY = dict(states=4, size=4, seed=3, score="dot")
 """The toy step-through: ``states`` encoder states of ``size`` dimensions, drawn with ``seed``, scored by ``score``."""
 ALIGNMENT_SET = "denero"
-"""The gold set of the alignment figure (``attention_core.alignment.GOLD_SETS``)."""
+"""The gold set of the alignment figure (``attention_core.analysis.alignment.GOLD_SETS``)."""
 ALIGNMENT_TEXT = "当晚,他向沙龙通报了与阿拉法特会谈的情况。"
 """The gold sentence of the alignment figure (DeNero #74, its Chinese words joined): short, with a reordering
 (向 沙龙 通报 → *briefed Sharon*) and two names (沙龙 Sharon, 阿拉法特 Arafat) that never occur in the Tatoeba
@@ -764,7 +764,7 @@ class TinySteps:
     """A toy attention step on small vectors: the numbers the tiny step-through shows.
 
     Attributes:
-        score: The score function's name (``attention_core.scores.SCORES``).
+        score: The score function's name (``attention_core.model.scores.SCORES``).
         query: The decoder state, i.e. the query ``q_t``, ``(d,)``.
         keys: The encoder outputs ``h̄_1 … h̄_S`` (keys and values), ``(S, d)``.
         scores: ``e_{t,s} = score(q_t, h̄_s)``, ``(S,)``.
@@ -1050,8 +1050,8 @@ def gold_overlay(translator: Translator, gold: Gold) -> GoldOverlay:
 def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") -> go.Figure:
     """The model's forced attention on a human-aligned pair, the human links drawn over it, the sentence's AER.
 
-    The gold English is fed to the model (teacher forcing, ``attention_core.alignment.force_decode``); pieces and
-    characters are pooled onto the gold words; each English word links to its most-attended Chinese word
+    The gold English is fed to the model (teacher forcing, ``attention_core.analysis.alignment.force_decode``); pieces
+    and characters are pooled onto the gold words; each English word links to its most-attended Chinese word
     (Luong's rule). The links are drawn as the app's gold view draws them ([`gold_figure`][demo.plots.gold_figure]):
     hits on sure and on possible human links, sure human links the model missed, possible ones it did not make (no
     cost), and its links no human drew.
@@ -1077,7 +1077,7 @@ def alignment_gold_figure(translator: Translator, gold: Gold, name: str = "") ->
 
 @dataclass
 class GradientView:
-    """Attention and input × gradient importance of one decoded sentence (``attention_core.attribution``).
+    """Attention and input × gradient importance of one decoded sentence (``attention_core.analysis.attribution``).
 
     Attributes:
         source: Source tokens.

@@ -14,10 +14,10 @@ query that opens the app on the Transformer with the same input.
 | ``transformer-encoder-head`` | the clearest encoder self-attention head; every head's pattern shares |
 
 The comparison with the RNN is made on the same output: the Transformer translates a test sentence
-(greedy), [`Translator.attention_maps`][attention_core.pipeline.Translator.attention_maps] gives every
+(greedy), [`Translator.attention_maps`][attention_core.decoding.translator.Translator.attention_maps] gives every
 layer and head behind that output, and the RNN (``luong-general``) is fed the same output tokens with
 [`replay`][reports.theory_figures.replay], so both alignments have the same rows. Entropy and diagonality
-are the library's own statistics (``attention_core.metrics``), pooled over output rows.
+are the library's own statistics (``attention_core.analysis.metrics``), pooled over output rows.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from attention_core.data import DataError, load_splits
-from attention_core.metrics import attention_entropy, diagonality
-from attention_core.pipeline import Translator
-from attention_core.subword import word_rows
+from attention_core.analysis.metrics import attention_entropy, diagonality
+from attention_core.data.subword import word_rows
+from attention_core.data.tasks import DataError, load_splits
+from attention_core.decoding.translator import Translator
 from demo.links import app_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
 from demo.plots import COLORSCALE, FONT

@@ -8,7 +8,7 @@
 #                   cmn-eng-extra, tv4dialog), about 32 MB
 # .gpu/site.tar.xz  site312/: the packages the machine's Python 3.12 lacks (or has at another version: tokenizers),
 #                   installed for CPython 3.12 on x86-64 Linux from PyPI, about 11 MB
-# .gpu/cache/       the names the translation pairs know (attention_core.namecache), a few kB
+# .gpu/cache/       the names the translation pairs know (attention_core.editing.namecache), a few kB
 # Then, on a branch `device-run` without models/, results/ and docs/ (git checkout main afterwards restores them):
 #   bash scripts/zoo_device.sh start 420   (carry .gpu), then at once `collect 100` and `final` until none is left.
 set -euo pipefail
@@ -36,10 +36,10 @@ rm -rf "$WHEELS" "$(dirname "$SITE")"
 XDG_CACHE_HOME=$PWD/.gpu/cache python3 - "$DATA" <<'PY'
 import sys, tempfile
 from pathlib import Path
-from attention_core import training
-from attention_core.data import TASKS, load_splits
-from attention_core.namecache import cached_known_names
-from attention_core.zoo import RECIPE_SETS, model_options
+from attention_core.training import loop as training
+from attention_core.data.tasks import TASKS, load_splits
+from attention_core.editing.namecache import cached_known_names
+from attention_core.hub.zoo import RECIPE_SETS, model_options
 recipe = RECIPE_SETS["gpu"]["translation"]
 splits = load_splits("translation", sys.argv[1], extra=recipe.extra)
 with tempfile.TemporaryDirectory() as out:  # the pairs exactly as a run encodes them (training._prepare_data)

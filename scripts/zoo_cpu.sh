@@ -10,7 +10,7 @@
 # (default: the cores), ZOO_STAGGER the seconds between two workers' starts (default 60), ZOO_RECIPE the recipe set
 # (default gpu: the set the bundled couplet zoo was trained at, so a lent GPU can finish the same runs), ZOO_RUNS the
 # folder (default $ATTENTION_LAB_RUNS/zoo, else ~/.cache/attention-lab/runs/zoo: outside the checkout, so a work tree
-# laid anew leaves the runs alone). Each model is claimed by one worker (attention_core/runlock.py); a worker stopped by
+# laid anew leaves the runs alone). Each model is claimed by one worker (attention_core/training/runlock.py); a worker stopped by
 # the session's end or a crash resumes from its last checkpoint when `start` runs again (at most --checkpoint-minutes,
 # 10, lost), and finished models are skipped. RUNS holds the checkpoints, RUNS/models the exported float16 models,
 # RUNS/results/eval their evaluations and RUNS/cpu-N.log each worker's log. The folder stays on this machine: a new
@@ -30,7 +30,7 @@ running() {  # the pids in $PIDS that are still zoo workers (a pid the system ga
 models() {  # $ZOO_ONLY when each is a zoo model, else the translation zoo in the zoo's order
   python3 - ${ZOO_ONLY:-} <<'PY'
 import sys
-from attention_core.zoo import zoo_models
+from attention_core.hub.zoo import zoo_models
 try:
     print(" ".join(zoo_models(sys.argv[1:], task="translation")))
 except ValueError as err:

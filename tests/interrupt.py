@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import pytest
 
-import attention_core.training as training
+import attention_core.training.loop as training
 
 
 def stop_at_step(monkeypatch: pytest.MonkeyPatch, step: int) -> Callable:

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_core.alignment import (
+from attention_core.analysis.alignment import (
     Counts,
     Gold,
     argmax_links,
@@ -19,12 +19,12 @@ from attention_core.alignment import (
     read_tsinghua,
     threshold_links,
 )
-from attention_core.batch import make_batch
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.data.batch import make_batch
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 def test_links_are_read_in_both_formats_and_possible_includes_sure():
@@ -129,7 +129,7 @@ def test_force_decode_pools_the_models_own_attention_onto_gold_words():
 
 def test_force_decode_of_a_subword_model_groups_each_words_pieces_once():
     """The task's tokeniser already gives pieces: a gold word's row is the mean of exactly its pieces' rows."""
-    from attention_core.subword import Subwords
+    from attention_core.data.subword import Subwords
 
     task = get_task("translation")
     words = ["i", "like", "cats", "and", "dogs", "unbelievably"] * 3

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from corpus import require
 
-from attention_core.allocator import ENV, AllocatorError, find_allocator, loaded, plan
 from attention_core.cli import main
+from attention_core.training.allocator import ENV, AllocatorError, find_allocator, loaded, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,11 +14,11 @@ import torch
 from app_fixtures import ROOT, launch_app, open_details, small_registry, subword_registry
 from corpus import SCREENSHOTS, chromium, data_dir
 
-from attention_core.alignment import Gold, argmax_links, evaluate_links, force_decode, threshold_links
-from attention_core.attribution import input_x_gradient, kendall_tau
-from attention_core.coverage import Word
-from attention_core.pipeline import SENTENCE_TOKENS
-from attention_core.subword import word_rows
+from attention_core.analysis.alignment import Gold, argmax_links, evaluate_links, force_decode, threshold_links
+from attention_core.analysis.attribution import input_x_gradient, kendall_tau
+from attention_core.data.subword import word_rows
+from attention_core.decoding.coverage import Word
+from attention_core.decoding.translator import SENTENCE_TOKENS
 from demo.handlers import (
     ARGMAX,
     GOLD_PULL,

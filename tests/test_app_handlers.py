@@ -124,13 +124,13 @@ def test_heatmap_keeps_repeated_tokens_apart():
 
 
 def _subword_registry():
-    from attention_core.config import ModelConfig
-    from attention_core.data import get_task
-    from attention_core.pipeline import Translator
-    from attention_core.seq2seq import build_model
-    from attention_core.subword import Subwords
-    from attention_core.text import tokenize_english
-    from attention_core.vocab import Vocab
+    from attention_core.data.subword import Subwords
+    from attention_core.data.tasks import get_task
+    from attention_core.data.text import tokenize_english
+    from attention_core.data.vocab import Vocab
+    from attention_core.decoding.translator import Translator
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
     from demo.models import ModelRegistry
 
     english = ["unbelievable weather today .", "i like natural language processing ."] * 3

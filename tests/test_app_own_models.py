@@ -27,7 +27,7 @@ from corpus import SCREENSHOTS
 from gradio_client import Client
 
 from attention_core.cli import main as cli
-from attention_core.hub import ModelLoadError
+from attention_core.decoding.folder import ModelLoadError
 from demo.handlers import Settings, compare, model_summary, run
 from demo.links import app_query, parse_query
 from demo.models import BUNDLED, OWN, ModelRegistry, model_layout, own_examples

@@ -15,14 +15,14 @@ import pytest
 import torch
 from app_fixtures import launch_app, open_details
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.hub import save_pretrained
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.subword import Subwords
-from attention_core.text import tokenize_english
-from attention_core.vocab import Vocab
+from attention_core.data.subword import Subwords
+from attention_core.data.tasks import get_task
+from attention_core.data.text import tokenize_english
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.folder import save_pretrained
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 from demo.handlers import MEAN, Settings, attention_view, check_view, compare, parse_view, run, sentence_view
 from demo.links import parse_query
 from demo.models import ModelRegistry

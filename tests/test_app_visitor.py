@@ -15,9 +15,9 @@ from app_fixtures import launch_app, open_details, small_registry
 from corpus import SCREENSHOTS, chromium
 
 from app import STAGES
-from attention_core.names import Carried, Prepared, restore
-from attention_core.pipeline import Output
-from attention_core.rare import RareWord
+from attention_core.decoding.translator import Output
+from attention_core.editing.names import Carried, Prepared, restore
+from attention_core.editing.rare import RareWord
 from demo.handlers import (
     Settings,
     attention_view,
@@ -55,8 +55,8 @@ def _carried_output(tokens: list[str], weights: torch.Tensor | None = None) -> O
 
 def _state(out: Output, window: str | int = "config", maps=None) -> dict:
     """The state of one output, as a run keeps it (a small untrained model: only its settings count here)."""
-    from attention_core.config import ModelConfig
-    from attention_core.seq2seq import build_model
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
 
     model = build_model(ModelConfig(src_vocab_size=12, tgt_vocab_size=12, hidden_size=8, emb_size=8)).eval()
     return sentence_state(out, model, window, maps, tokenize=list)
@@ -155,7 +155,7 @@ def test_a_name_placed_by_attention_has_a_row_of_its_own():
 
 def test_the_gradient_and_a_transformers_maps_draw_the_same_rows_and_columns():
     """The gradient view, and a Transformer's maps, take the same typed columns and inserted rows as the heatmap."""
-    from attention_core.transformer import AttentionMaps
+    from attention_core.model.transformer import AttentionMaps
     from demo.handlers import gradient_figure
 
     out = _left_out_name()
@@ -183,10 +183,10 @@ def test_hover_notes_are_escaped():
 
 def _registry_with_a_transformer():
     """The small untrained models, and a small Transformer beside them."""
-    from attention_core.config import ModelConfig
-    from attention_core.data import get_task
-    from attention_core.pipeline import Translator
-    from attention_core.seq2seq import build_model
+    from attention_core.data.tasks import get_task
+    from attention_core.decoding.translator import Translator
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
 
     registry = small_registry()
     rnn = registry.models["translation"]["luong-dot"]
@@ -507,7 +507,7 @@ def test_browser_figures_and_controls_read_on_a_phone(app_url, width):
 
 def _zoo(folder):
     """The small models saved as a zoo (``<task>/<variant>/``), with a small Transformer among them."""
-    from attention_core.hub import save_pretrained
+    from attention_core.decoding.folder import save_pretrained
 
     registry = _registry_with_a_transformer()
     for task in registry.models:
@@ -536,7 +536,7 @@ def test_a_lazy_registry_reads_configs_now_and_weights_on_first_use(tmp_path):
 
 
 def test_a_model_whose_weights_break_after_the_start_is_a_message(tmp_path):
-    from attention_core.hub import WEIGHTS, ModelLoadError
+    from attention_core.decoding.folder import WEIGHTS, ModelLoadError
 
     zoo = _zoo(tmp_path / "zoo")
     registry = ModelRegistry.load(zoo, lazy=True)

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from attention_core.atomic import atomic_write, atomic_write_text
+from attention_core.data.atomic import atomic_write, atomic_write_text
 
 
 def test_replaces_whole_and_leaves_no_temporary(tmp_path) -> None:

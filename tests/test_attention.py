@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from attention_core.attention import (
+from attention_core.model.attention import (
     CENTRES,
     Attention,
     MonotonicCentre,
@@ -12,7 +12,7 @@ from attention_core.attention import (
     Window,
     attention,
 )
-from attention_core.scores import SCORES, build_score
+from attention_core.model.scores import SCORES, build_score
 
 B, T, S, H = 3, 4, 9, 8
 LENGTHS = torch.tensor([9, 5, 1])

@@ -1,4 +1,4 @@
-"""Gradient importance beside attention (``attention_core.attribution``): input × gradient is the change of the
+"""Gradient importance beside attention (``attention_core.analysis.attribution``): input × gradient is the change of the
 output token's log-probability when a source embedding is scaled, and Kendall's τ-b is the textbook one."""
 
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 from app_fixtures import small_registry
 
-from attention_core.attribution import input_x_gradient, kendall_tau
+from attention_core.analysis.attribution import input_x_gradient, kendall_tau
 
 REGISTRY = small_registry()
 TEXT = "我喜欢自然语言处理。"
@@ -40,7 +40,7 @@ def test_input_x_gradient_is_the_derivative_of_scaling_each_source_embedding(var
         tgt = translator.tgt_vocab.encode(out.tokens) + ([translator.tgt_vocab.eos_id] if out.finished else [])
 
         def log_probs(scale: float, s: int):
-            from attention_core.batch import make_batch
+            from attention_core.data.batch import make_batch
 
             batch = make_batch([(ids, translator.tgt_vocab.encode(out.tokens))])
             saved = table.data[ids[s]].clone()

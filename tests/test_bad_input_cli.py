@@ -11,11 +11,11 @@ import pytest
 from test_parallel import german_english, write_tsv
 
 from attention_core.cli import main
-from attention_core.hub import load_folder, save_pretrained
-from attention_core.parallel import read_parallel
-from attention_core.pipeline import Translator
-from attention_core.text import strip_invisible
-from attention_core.training import TrainConfig, pick_device
+from attention_core.data.parallel import read_parallel
+from attention_core.data.text import strip_invisible
+from attention_core.decoding.folder import load_folder, save_pretrained
+from attention_core.decoding.translator import Translator
+from attention_core.training.loop import TrainConfig, pick_device
 
 TINY = ["--hidden", "8", "--emb", "8", "--batch-size", "32", "--max-dev", "10", "--quiet"]
 
@@ -204,7 +204,7 @@ def test_a_report_is_written_after_the_summary_is_shown(tmp_path, run, capsys):
 
 
 def test_train_config_still_accepts_the_recipes():
-    from attention_core.zoo import RECIPES
+    from attention_core.hub.zoo import RECIPES
 
     for recipe in RECIPES.values():  # the zoo's runs resume with these: the new checks must not refuse them
         assert isinstance(recipe.train.validate(), TrainConfig)
@@ -277,7 +277,7 @@ def test_a_folder_another_process_trains_in_is_refused_and_a_stale_lock_taken_ov
 
 
 def test_a_folder_lock_is_held_again_by_its_own_process_and_leaves_no_trace(tmp_path):
-    from attention_core.runlock import hold, owner
+    from attention_core.training.runlock import hold, owner
 
     folder = tmp_path / "new" / "run"
     with hold(folder) as outer:

@@ -2,7 +2,7 @@
 
 import torch
 
-from attention_core.batch import make_batch
+from attention_core.data.batch import make_batch
 
 
 def test_make_batch_pads_and_marks() -> None:

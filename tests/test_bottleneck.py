@@ -8,11 +8,11 @@ alignment; the baseline must stay far below.
 
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.search import greedy
-from attention_core.seq2seq import Seq2Seq, build_model
-from attention_core.toy import alignment_hits, sample_batch
-from attention_core.training import train_step
+from attention_core.data.toy import alignment_hits, sample_batch
+from attention_core.decoding.search import greedy
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import Seq2Seq, build_model
+from attention_core.training.loop import train_step
 
 MIN_LEN, MAX_LEN, SYMBOLS = 15, 20, 10
 MAX_STEPS, EVAL_EVERY = 1000, 50

@@ -2,12 +2,12 @@
 
 import torch
 
-from attention_core.calibration import calibrate_overproduction
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.analysis.calibration import calibrate_overproduction
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 def test_overproduced_characters_are_measured_and_stored() -> None:

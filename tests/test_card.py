@@ -1,11 +1,11 @@
 """A model card says the architecture it describes, and a model of your own's card its data and sides."""
 
-from attention_core.card import architecture, own_model_card
-from attention_core.config import ModelConfig
-from attention_core.parallel import Side, TaskSpec, make_task
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.data.parallel import Side, TaskSpec, make_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.hub.card import architecture, own_model_card
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 def test_architecture_names_what_the_config_builds() -> None:

@@ -3,7 +3,7 @@
 import json
 from dataclasses import asdict
 
-from attention_core.zoo import RECIPE_SETS, trained_recipe
+from attention_core.hub.zoo import RECIPE_SETS, trained_recipe
 from reports.comparison import markdown, quality_rows, recipe_label, training_rows, write_comparison
 
 REFS = [f"the cat number {i} sat on the mat" for i in range(60)]
@@ -71,12 +71,12 @@ def test_training_rows_and_the_page_read_logs_and_the_benchmark(tmp_path):
 
 
 def test_sizes_are_read_from_the_saved_models(tmp_path):
-    from attention_core.config import ModelConfig
-    from attention_core.data import get_task
-    from attention_core.hub import save_pretrained
-    from attention_core.pipeline import Translator
-    from attention_core.seq2seq import build_model
-    from attention_core.vocab import Vocab
+    from attention_core.data.tasks import get_task
+    from attention_core.data.vocab import Vocab
+    from attention_core.decoding.folder import save_pretrained
+    from attention_core.decoding.translator import Translator
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
     from reports.comparison import size_rows
 
     vocab = Vocab(list("春风夏雨"))

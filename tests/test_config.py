@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from attention_core.config import ModelConfig
+from attention_core.model.config import ModelConfig
 
 
 def config(**fields) -> ModelConfig:

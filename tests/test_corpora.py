@@ -10,9 +10,17 @@ from pathlib import Path
 import pytest
 from corpus import data_dir
 
-from attention_core import corpora
 from attention_core.cli import main
-from attention_core.corpora import CorpusError, Entry, build_manifest, check, data_home, manifest_json, read_manifest
+from attention_core.data import corpora
+from attention_core.data.corpora import (
+    CorpusError,
+    Entry,
+    build_manifest,
+    check,
+    data_home,
+    manifest_json,
+    read_manifest,
+)
 
 COUPLETS = ["春 风 送 暖", "秋 雨 迎 凉", "山 高 水 长", "月 明 星 稀", "花 开 富 贵", "竹 报 平 安"]
 ANSWERS = ["夏 日 生 辉", "冬 雪 含 香", "天 阔 云 低", "风 清 夜 静", "燕 舞 吉 祥", "梅 开 瑞 气"]
@@ -207,7 +215,7 @@ def test_hub_errors_tell_offline_from_unreachable_and_leave_local_errors_alone(m
     from huggingface_hub import constants
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    from attention_core.hubio import HubError, hub_errors
+    from attention_core.data.hubio import HubError, hub_errors
 
     def not_cached(cause: Exception | None):
         raise LocalEntryNotFoundError("not in the local cache") from cause

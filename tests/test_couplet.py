@@ -6,18 +6,19 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attention_core.calibration import calibrate_overproduction
-from attention_core.config import ModelConfig
-from attention_core.couplet import (
+from attention_core.analysis.calibration import calibrate_overproduction
+from attention_core.analysis.metrics import couplet_metrics
+from attention_core.data.text import repetition_pattern, tone_class
+from attention_core.data.vocab import Vocab, is_punctuation
+from attention_core.decoding.couplet import (
     NO_RULES,
     CoupletConstraint,
     CoupletRules,
     cliche_penalties,
 )
-from attention_core.metrics import couplet_metrics, repetition_pattern, tone_class
-from attention_core.search import beam_search, beam_search_nbest, greedy
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab, is_punctuation
+from attention_core.decoding.search import beam_search, beam_search_nbest, greedy
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 SOURCE_CHARS = list("风声雨读书家国天下事山水")  # what the 上联s are made of
 LEVEL = list("东西南冬来花云烟霞飞兰香春光秋")  # 平
@@ -221,8 +222,8 @@ def test_metrics_see_raw_characters_and_count_each_rule():
 
 def _biased_translator(favourite: str):
     """An untrained couplet model whose output layer strongly prefers one character (a cliché)."""
-    from attention_core.data import get_task
-    from attention_core.pipeline import Translator
+    from attention_core.data.tasks import get_task
+    from attention_core.decoding.translator import Translator
 
     vocab = _vocab()
     model = _model(vocab, seed=1)
@@ -252,8 +253,8 @@ def test_calibration_finds_the_over_produced_character_and_the_penalty_removes_t
 
 
 def test_a_mark_the_vocabulary_lacks_comes_back_as_the_visitor_typed_it():
-    from attention_core.data import get_task
-    from attention_core.pipeline import Translator
+    from attention_core.data.tasks import get_task
+    from attention_core.decoding.translator import Translator
 
     vocab = Vocab(SOURCE_CHARS + LEVEL + OBLIQUE + ["，"])  # like the couplet corpora: no 。
     translator = Translator(_model(vocab), vocab, vocab, get_task("couplet"))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_core.config import ModelConfig
-from attention_core.hub import FORMAT
+from attention_core.decoding.folder import FORMAT
+from attention_core.model.config import ModelConfig
 
 spec = importlib.util.spec_from_file_location(
     "couplet_scaling", Path(__file__).resolve().parents[1] / "benchmarks" / "couplet_scaling.py")

@@ -1,9 +1,10 @@
-"""Flags for possibly untranslated source words (``attention_core.coverage``): content words only, coverage summed
+"""Flags for possibly untranslated source words (``attention_core.decoding.coverage``): content words only, coverage
+summed
 over each word's tokens, tokens mapped back to words exactly."""
 
 import pytest
 
-from attention_core.coverage import THRESHOLD, Word, low_coverage, source_words
+from attention_core.decoding.coverage import THRESHOLD, Word, low_coverage, source_words
 
 TOKENS = ["我", "的", "朋", "友", "张", "伟", "是", "一", "名", "麻", "醉", "师", "。"]
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 from app_fixtures import small_registry
 
-from attention_core.search import beam_search, greedy
-from attention_core.toy import sample_batch
-from attention_core.training import train_step
+from attention_core.data.toy import sample_batch
+from attention_core.decoding.search import beam_search, greedy
+from attention_core.training.loop import train_step
 from demo.handlers import Settings, run
 from demo.live import LiveSettings, build_toy_model
 

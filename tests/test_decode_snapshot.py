@@ -43,7 +43,8 @@ def weights_sha256(folder: Path) -> str:
 
 def decode(folder: Path, task: str, names: bool) -> dict:
     """A model's outputs on its task's sample: greedy, beam 5 and (``names``) beam 5 with the names switch on."""
-    from attention_core.hub import load_folder
+    from attention_core.decoding.folder import load_folder
+    from attention_core.editing import switch
 
     translator = load_folder(folder)
     sample = SAMPLE[task]
@@ -53,7 +54,7 @@ def decode(folder: Path, task: str, names: bool) -> dict:
         "beam5": [o.text for o in translator.translate(sample, beam_size=5)],
     }
     if names:
-        out["names"] = [o.text for o in translator.translate(sample, beam_size=5, names=True)]
+        out["names"] = [o.text for o in switch.translate(translator, sample, beam_size=5)]
     return out
 
 

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.decoder import DecoderState, Memory
-from attention_core.seq2seq import build_model
+from attention_core.model.config import ModelConfig
+from attention_core.model.decoder import DecoderState, Memory
+from attention_core.model.seq2seq import build_model
 
 V, H = 30, 12
 

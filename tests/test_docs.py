@@ -51,11 +51,11 @@ def _pages(site: Path) -> list[str]:
 
 
 def test_strict_build_has_theory_and_api_pages(site):
-    for page in ("theory/scores/index.html", "theory/local/index.html", "api/attention/index.html",
+    for page in ("theory/scores/index.html", "theory/local/index.html", "api/model/attention/index.html",
                  "results/index.html", "figures/bleu-by-length-translation.html"):
         assert (site / page).is_file(), page
-    api = (site / "api" / "attention" / "index.html").read_text(encoding="utf-8")
-    assert "Luong et al. 2015" in api and "attention_core.attention.attention" in api
+    api = (site / "api" / "model" / "attention" / "index.html").read_text(encoding="utf-8")
+    assert "Luong et al. 2015" in api and "attention_core.model.attention.attention" in api
     for html in site.rglob("*.html"):
         text = html.read_text(encoding="utf-8", errors="replace")
         assert "fonts.googleapis.com" not in text and "cdn.jsdelivr.net" not in text, html
@@ -65,8 +65,8 @@ def test_strict_build_has_theory_and_api_pages(site):
 def test_api_section_titles_are_in_the_edition_language(site):
     """mkdocstrings titles a docstring's sections in the locale it was given: each edition its own language."""
     title = re.compile(r'<span class="doc-section-title">([^<]+)</span>')
-    chinese = set(title.findall((site / "api" / "rare" / "index.html").read_text(encoding="utf-8")))
-    english = set(title.findall((site / "en" / "api" / "rare" / "index.html").read_text(encoding="utf-8")))
+    chinese = set(title.findall((site / "api" / "editing" / "rare" / "index.html").read_text(encoding="utf-8")))
+    english = set(title.findall((site / "en" / "api" / "editing" / "rare" / "index.html").read_text(encoding="utf-8")))
     assert chinese == {"示例：", "属性："}, chinese
     assert english == {"Examples:", "Attributes:"}, english
 
@@ -86,10 +86,12 @@ def test_english_edition_has_every_page(site):
         h1 = re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1)
         assert not re.search(r"[\u4e00-\u9fff]", h1), (path, h1)  # an English title, not the fallback
         assert 'hreflang="zh"' in html and 'hreflang="en"' in html
-    api = (site / "en" / "api" / "attention" / "index.html").read_text(encoding="utf-8")  # API in both editions
-    assert "attention_core.attention.attention" in api and '<html lang="en"' in api
+    # the API in both editions
+    api = (site / "en" / "api" / "model" / "attention" / "index.html").read_text(encoding="utf-8")
+    assert "attention_core.model.attention.attention" in api and '<html lang="en"' in api
     home = (site / "en" / "index.html").read_text(encoding="utf-8")
-    assert 'href="api/scores/#attention_core.scores"' in home  # /en/api/…: cross-references stay in their edition
+    # /en/api/…: cross-references stay in their edition
+    assert 'href="api/model/scores/#attention_core.model.scores"' in home
     for page in THEORY:  # the English theory pages end with the English exercises
         html = (site / "en" / "theory" / page / "index.html").read_text(encoding="utf-8")
         assert '<h2 id="exercises">Exercises' in html and "<summary>Solution</summary>" in html, page
@@ -167,7 +169,7 @@ def test_each_edition_searches_its_own_pages_and_the_api_weighs_less(site):
     """English pages load en/search/ (their __config.base is /en/); both indexes list the API, at a lower weight."""
     chinese = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
     english = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
-    assert {d["location"].split("#")[0] for d in english} >= {"theory/local/", "quickstart/", "api/scores/"}
+    assert {d["location"].split("#")[0] for d in english} >= {"theory/local/", "quickstart/", "api/model/scores/"}
     for docs, source in ((english, "local.en.md"), (chinese, "local.md")):
         heading = (ROOT / "docs" / "theory" / source).read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
         titles = [d["title"].replace("\u200b", "") for d in docs if d["location"] == "theory/local/"]  # jieba's cuts

@@ -13,7 +13,7 @@ import demo
 @pytest.mark.parametrize("package,least", [(attention_core, 20), (demo, 15)])
 def test_docstring_examples(package, least):
     attempted, failures = 0, []
-    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):  # the subpackages' modules too
         module = importlib.import_module(info.name)
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         attempted += result.attempted

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import torch
 
-from attention_core.attention import Window, attention
-from attention_core.search import beam_search
+from attention_core.decoding.search import beam_search
+from attention_core.model.attention import Window, attention
 
 
 def test_a_window_past_the_source_attends_to_the_nearest_real_key_not_nan():

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from attention_core import encoded
-from attention_core.data import Splits, get_task
-from attention_core.encoded import EncodedCorpusError, VocabularySettings, load_or_encode
-from attention_core.hub import load_folder
-from attention_core.subword import Subwords
-from attention_core.training import TrainConfig, fit
+from attention_core.data import encoded
+from attention_core.data.encoded import EncodedCorpusError, VocabularySettings, load_or_encode
+from attention_core.data.subword import Subwords
+from attention_core.data.tasks import Splits, get_task
+from attention_core.decoding.folder import load_folder
+from attention_core.training.loop import TrainConfig, fit
 
 SETTINGS = VocabularySettings(subword_vocab=60, min_freq=1, max_len=20, shared=False)
 WORDS = ["cat", "cats", "dog", "dogs", "sleeps", "sleeping", "runs", "running", "the", "a", "home", "house"]

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from attention_core.encoder import Encoder
+from attention_core.model.encoder import Encoder
 
 
 def packed_reference(encoder: Encoder, src: torch.Tensor, lengths: torch.Tensor):

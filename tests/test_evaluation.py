@@ -3,13 +3,13 @@
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.evaluation import evaluate
-from attention_core.metrics import bleu
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.analysis.evaluation import evaluate
+from attention_core.analysis.metrics import bleu
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 CHARS = "两个黄鹂鸣翠柳一行白鹭上青天"
 

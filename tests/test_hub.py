@@ -9,12 +9,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.hub import WEIGHTS, ModelLoadError, from_pretrained, load_folder, pull, save_pretrained
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.folder import WEIGHTS, ModelLoadError, load_folder, save_pretrained
+from attention_core.decoding.translator import Translator
+from attention_core.hub.pretrained import from_pretrained, pull
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 def _translator(**kw) -> Translator:
@@ -208,7 +209,7 @@ def test_the_app_loads_a_zoo_from_a_hub_repo(tmp_path):
 PUSH_SCRIPT = """
 import json, os, sys
 from attention_core.cli import main
-from attention_core.hub import push
+from attention_core.hub.pretrained import push
 from demo.models import ModelRegistry
 from safetensors.torch import save_file
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from attention_core.hubio import HubError, check_repo_id, hub_errors
+from attention_core.data.hubio import HubError, check_repo_id, hub_errors
 
 
 @pytest.mark.parametrize("repo_id", ["a/b/c", "you/bad name", "you//x", "-you/x", "a" * 97 + "/x"])

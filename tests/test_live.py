@@ -2,7 +2,7 @@ import gradio as gr
 import pytest
 import torch
 
-from attention_core.toy import alignment_hits
+from attention_core.data.toy import alignment_hits
 from demo.live import LiveSettings, SequenceError, parse_sequence, train_live, try_sequence
 
 

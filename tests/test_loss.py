@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attention_core.loss import smoothed_cross_entropy
+from attention_core.training.loss import smoothed_cross_entropy
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.1, 0.5])

@@ -3,17 +3,16 @@ import math
 import pytest
 import torch
 
-from attention_core.metrics import (
+from attention_core.analysis.metrics import (
     attention_entropy,
     bleu,
     bleu_by_length,
     chrf,
     couplet_metrics,
     diagonality,
-    repetition_pattern,
-    tone_class,
     uniform_entropy,
 )
+from attention_core.data.text import repetition_pattern, tone_class
 
 
 def test_bleu_identical_is_100_and_disjoint_is_0():
@@ -99,8 +98,8 @@ def test_uniform_entropy_is_the_ceiling_of_attention_entropy():
 
 
 def test_an_evaluation_report_sets_attention_entropy_beside_its_uniform_ceiling(model_dir):
-    from attention_core.evaluation import evaluate
-    from attention_core.hub import load_folder
+    from attention_core.analysis.evaluation import evaluate
+    from attention_core.decoding.folder import load_folder
 
     translator = load_folder(model_dir)
     pairs = [("我喜欢自然语言处理", "i like natural language processing"),

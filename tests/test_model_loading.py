@@ -10,12 +10,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.hub import ModelLoadError, expected_tensors, from_pretrained, load_folder, save_pretrained
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.folder import ModelLoadError, expected_tensors, load_folder, save_pretrained
+from attention_core.decoding.translator import Translator
+from attention_core.hub.pretrained import from_pretrained
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 CLEAR_REFS = Path("/proc/self/clear_refs")
 
@@ -181,8 +182,8 @@ def test_the_bundled_models_pass_validation():
 
 def test_the_bundled_zoo_is_complete_loads_offline_and_stays_under_the_size_cap():
     """Every zoo variant of both tasks, the Transformers included: at most 150 MB, each file under 10 MB (issue #25)."""
-    from attention_core.transformer import Transformer
-    from attention_core.zoo import VARIANTS, ZOO_ORDER
+    from attention_core.hub.zoo import VARIANTS, ZOO_ORDER
+    from attention_core.model.transformer import Transformer
 
     root = Path(__file__).resolve().parents[1] / "models"
     assert sorted(p.parent.relative_to(root).as_posix() for p in root.glob("*/*/config.json")) == sorted(

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from attention_core import namecache
-from attention_core.namecache import cache_key, cached_known_names
+from attention_core.editing import namecache
+from attention_core.editing.namecache import cache_key, cached_known_names
 
 SOURCES = ["谢尔顿来了。"] * 3 + ["张伟来了。", "谢尔顿和张伟。"]
 

@@ -10,10 +10,12 @@ import torch
 from app_fixtures import small_registry
 
 from attention_core.cli import main
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.hub import load_folder, save_pretrained
-from attention_core.names import (
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.folder import load_folder, save_pretrained
+from attention_core.decoding.translator import InputError, Output, Translator
+from attention_core.editing import switch
+from attention_core.editing.names import (
     Carried,
     Prepared,
     dropped_known,
@@ -23,10 +25,9 @@ from attention_core.names import (
     restore,
     transliterate,
 )
-from attention_core.pipeline import InputError, Output, Translator
-from attention_core.rare import RareWord
-from attention_core.seq2seq import build_model
-from attention_core.vocab import Vocab
+from attention_core.editing.rare import RareWord
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 from demo.handlers import Settings, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +128,7 @@ def tiny(task: str) -> Translator:
 
 def test_translator_carries_names_and_refuses_them_for_couplets():
     translator = tiny("translation")
-    out, = translator.translate(["我的朋友张伟是医生。"], names=True)
+    out, = switch.translate(translator, ["我的朋友张伟是医生。"])
     assert out.names is not None and [c.name.english for c in out.names.carried] == ["Zhang Wei"]
     assert "汤" in out.source_tokens and "张" not in out.source_tokens  # the model read the carrier
     assert out.names.placed[0] in ("carried", "attention", "missing")
@@ -135,7 +136,7 @@ def test_translator_carries_names_and_refuses_them_for_couplets():
     plain, = translator.translate(["我的朋友张伟是医生。"])
     assert plain.names is None and "张" in plain.source_tokens
     with pytest.raises(InputError, match="Chinese into English"):
-        tiny("couplet").translate(["我的朋友"], names=True)
+        switch.translate(tiny("couplet"), ["我的朋友"])
 
 
 @pytest.mark.skipif(not (ROOT / "models/translation/luong-general/config.json").is_file(), reason="no bundled model")
@@ -143,7 +144,7 @@ def test_the_bundled_model_keeps_the_issues_name():
     """The issue's sentence: 张伟 vanished ("My friend is a lot of trouble.")."""
     translator = load_folder(ROOT / "models/translation/luong-general", "cpu")
     with torch.inference_mode():
-        on, = translator.translate(["我的朋友张伟是一名麻醉师。"], beam_size=5, names=True)
+        on, = switch.translate(translator, ["我的朋友张伟是一名麻醉师。"], beam_size=5)
     assert "Zhang Wei" in on.text
 
 
@@ -177,14 +178,14 @@ def test_names_the_model_knows_are_left_to_it():
     assert [c.name.text for c in prepare("汤姆和张伟。", known=["汤姆"]).carried] == ["汤姆", "张伟"]  # a carrier
     translator = tiny("translation")
     translator.meta["known_names"] = ["张伟"]
-    out, = translator.translate(["我的朋友张伟是医生。"], names=True)
+    out, = switch.translate(translator, ["我的朋友张伟是医生。"])
     assert out.names.carried == [] and "张" in out.source_tokens
 
 
 def _model_that_drops_david(monkeypatch):
     """A decoder stand-in that leaves 大卫 out ("my friend is a doctor") but writes its carrier 汤姆 as "tom"."""
 
-    def decode(self, tokenised, **options):
+    def decode(self, tokenised, *args, **options):
         outs = []
         for source in tokenised:
             read = "".join(source)
@@ -193,7 +194,7 @@ def _model_that_drops_david(monkeypatch):
             outs.append(replace(out, text=" ".join(words)))
         return outs
 
-    monkeypatch.setattr(Translator, "_decode", decode)
+    monkeypatch.setattr(Translator, "decode", decode)
 
 
 def test_a_known_name_the_model_left_out_is_carried_on_a_second_translation(monkeypatch):
@@ -208,22 +209,22 @@ def test_a_known_name_the_model_left_out_is_carried_on_a_second_translation(monk
     _model_that_drops_david(monkeypatch)
     translator = tiny("translation")
     translator.meta["known_names"] = ["大卫"]
-    out, = translator.translate(["我的朋友大卫是医生。"], names=True)
+    out, = switch.translate(translator, ["我的朋友大卫是医生。"])
     assert out.text == "My friend David is a doctor."
     assert out.names.lines("name") == ["大卫 → David (dictionary; the model read 汤姆 and wrote Tom)"]
-    kept, = translator.translate(["我的朋友汤姆是医生。"], names=True)  # nothing left out: one translation
+    kept, = switch.translate(translator, ["我的朋友汤姆是医生。"])  # nothing left out: one translation
     assert kept.text == "My friend Tom is a doctor."
 
 
 def test_a_known_name_is_not_carried_again_at_the_cost_of_a_name_carried_before(monkeypatch):
     decoded = []
     _model_that_drops_david(monkeypatch)
-    decode = Translator._decode
-    monkeypatch.setattr(Translator, "_decode", lambda self, tokenised, **o: decoded.append(len(tokenised))
-                        or decode(self, tokenised, **o))
+    decode = Translator.decode
+    monkeypatch.setattr(Translator, "decode", lambda self, tokenised, *a, **o: decoded.append(len(tokenised))
+                        or decode(self, tokenised, *a, **o))
     translator = tiny("translation")
     translator.meta["known_names"] = ["大卫"]
-    out, = translator.translate(["张伟、李娜、王芳和大卫是朋友。"], names=True)  # three people carried already
+    out, = switch.translate(translator, ["张伟、李娜、王芳和大卫是朋友。"])  # three people carried already
     assert decoded == [1] and [c.name.text for c in out.names.carried] == ["张伟", "李娜", "王芳"]
 
 
@@ -234,7 +235,7 @@ def test_a_known_name_left_out_is_carried_with_the_words_carried_before(monkeypa
     output stays."""
     names_pass = []
 
-    def decode(self, tokenised, **options):
+    def decode(self, tokenised, *args, **options):
         outs = []
         for source in tokenised:
             read = "".join(source)
@@ -246,10 +247,10 @@ def test_a_known_name_left_out_is_carried_with_the_words_carried_before(monkeypa
             outs.append(replace(out, text=" ".join(words)))
         return outs
 
-    monkeypatch.setattr(Translator, "_decode", decode)
+    monkeypatch.setattr(Translator, "decode", decode)
     translator = tiny("translation")
     translator.meta["known_names"] = ["大卫"]
-    out, = translator.translate(["大卫对花生过敏。"], names=True)
+    out, = switch.translate(translator, ["大卫对花生过敏。"])
     assert names_pass == [False, False, True]  # three translations: as it is, the word carried, both carried
     if carrier == "written":
         assert out.text == "David is allergic to peanuts."
@@ -311,7 +312,7 @@ def test_restore_reads_any_models_case_and_a_space_marking_tokeniser():
 
 
 def test_evaluating_a_model_of_your_own_on_the_tv_episodes_is_a_clear_error(tmp_path, capsys):
-    from attention_core.parallel import Side, Source, TaskSpec, make_task, split_parallel
+    from attention_core.data.parallel import Side, Source, TaskSpec, make_task, split_parallel
 
     corpus = tmp_path / "pairs.tsv"
     corpus.write_text("".join(f"a b {i}\tx y {i}\n" for i in range(40)), encoding="utf-8")
@@ -328,7 +329,7 @@ def test_evaluating_a_model_of_your_own_on_the_tv_episodes_is_a_clear_error(tmp_
 def test_a_model_folder_with_a_malformed_names_or_case_table_is_refused(tmp_path, field, value):
     import json
 
-    from attention_core.hub import ModelLoadError
+    from attention_core.decoding.folder import ModelLoadError
 
     save_pretrained(tiny("translation"), tmp_path / "m")
     config = json.loads((tmp_path / "m" / "config.json").read_text(encoding="utf-8"))

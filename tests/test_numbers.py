@@ -10,10 +10,10 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_core.names import Carried, Prepared, prepare, restore
-from attention_core.numbers import find_numbers, ordinal, value
-from attention_core.pipeline import Output
-from attention_core.rare import RareWord
+from attention_core.decoding.translator import Output
+from attention_core.editing.names import Carried, Prepared, prepare, restore
+from attention_core.editing.numbers import find_numbers, ordinal, value
+from attention_core.editing.rare import RareWord
 
 
 def found(text: str) -> list[tuple[str, str, str]]:
@@ -161,7 +161,7 @@ def test_cli_and_app_say_what_happened_to_each_number(tmp_path, capsys):
     from test_names import tiny
 
     from attention_core.cli import main
-    from attention_core.hub import save_pretrained
+    from attention_core.decoding.folder import save_pretrained
     from demo.handlers import Settings, run
 
     save_pretrained(tiny("translation"), tmp_path / "m")

@@ -195,7 +195,7 @@ def test_the_shown_outputs_are_what_the_commands_print(ran):
     assert "m   ##ö   ##g  ##en" in shown[1]
     assert lines[-2].startswith("coverage") and len(lines[-2].split()) == len(shown[1].split()) + 1
 
-    from attention_core.hub import load_folder
+    from attention_core.decoding.folder import load_folder
 
     model = load_folder(work / "de-en-model")
     assert model.task.tokenize_src("Maus.") == ["<unk>", "##au", "##s", "##."]

@@ -3,13 +3,13 @@
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.pipeline import InputError, Translator
-from attention_core.search import beam_search, default_max_len, greedy
-from attention_core.seq2seq import build_model
-from attention_core.text import split_sentences
-from attention_core.vocab import Vocab
+from attention_core.data.tasks import get_task
+from attention_core.data.text import split_sentences
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.search import beam_search, default_max_len, greedy
+from attention_core.decoding.translator import InputError, Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 @pytest.mark.parametrize("text,sentences", [

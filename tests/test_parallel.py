@@ -1,4 +1,4 @@
-"""A corpus of your own (``attention_core.parallel``, ``train --task parallel``): reading every format, refusing
+"""A corpus of your own (``attention_core.data.parallel``, ``train --task parallel``): reading every format, refusing
 files that cannot be a corpus with one line, splitting, tokenising each side, and saving the task with the model."""
 
 import codecs
@@ -12,11 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.card import own_model_card
 from attention_core.cli import main
-from attention_core.data import DataError
-from attention_core.hub import ModelLoadError, load_folder
-from attention_core.parallel import (
+from attention_core.data.parallel import (
     SPACE,
     SRC_SUBWORDS,
     Side,
@@ -28,9 +25,12 @@ from attention_core.parallel import (
     split_parallel,
     splits_from_info,
 )
-from attention_core.pipeline import InputError
-from attention_core.subword import Subwords
-from attention_core.text import strip_invisible
+from attention_core.data.subword import Subwords
+from attention_core.data.tasks import DataError
+from attention_core.data.text import strip_invisible
+from attention_core.decoding.folder import ModelLoadError, load_folder
+from attention_core.decoding.translator import InputError
+from attention_core.hub.card import own_model_card
 
 SUBJECTS = [("ich", "i"), ("du", "you"), ("wir", "we"), ("sie", "they"), ("er", "he")]
 VERBS = [("sehe", "see"), ("mag", "like"), ("habe", "have"), ("suche", "look for"), ("male", "paint")]
@@ -241,7 +241,7 @@ def test_a_german_english_model_with_bpe_on_both_sides_saves_loads_translates_an
 
 
 def test_a_resumed_run_rereads_its_pieces_and_a_new_run_learns_them(tmp_path):
-    from attention_core.training import own_task
+    from attention_core.training.loop import own_task
 
     spec = TaskSpec(Side("bpe", 80), Side("word"))
     other = Subwords.train([["zebra", "zebras", "xylophon"]] * 3, 40, min_frequency=1)
@@ -289,8 +289,8 @@ def test_cli_refuses_parallel_without_a_corpus_and_with_bundled_extras(tmp_path)
 
 CARD_SCRIPT = """
 import json, sys
-from attention_core.hub import push
-from attention_core.hubio import HubError
+from attention_core.hub.pretrained import push
+from attention_core.data.hubio import HubError
 model = sys.argv[1]
 try:
     push(model, "you/de-en", token="wrong")
@@ -308,7 +308,7 @@ def test_push_writes_the_card_after_the_upload_and_again_for_a_new_repo_but_keep
 
     from hub_server import serve
 
-    from attention_core.card import CARD_MARK
+    from attention_core.hub.card import CARD_MARK
 
     out = _train(tmp_path)
     server, endpoint = serve(tmp_path / "repos", tokens=frozenset({"secret"}))
@@ -324,7 +324,7 @@ def test_push_writes_the_card_after_the_upload_and_again_for_a_new_repo_but_keep
         first = (tmp_path / "repos" / "you" / "de-en" / "README.md").read_text(encoding="utf-8")
         assert "--repo you/de-en --out" in first
         (out / "README.md").write_text("# My own card\n", encoding="utf-8")  # a card you wrote is yours
-        result = subprocess.run([sys.executable, "-c", "import sys; from attention_core.hub import push; "
+        result = subprocess.run([sys.executable, "-c", "import sys; from attention_core.hub.pretrained import push; "
                                  "push(sys.argv[1], 'you/de-en', token='secret')", str(out)], env=env,
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stderr[-3000:]

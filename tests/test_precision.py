@@ -7,14 +7,14 @@ import pytest
 import torch
 from corpus import data_dir
 
-import attention_core.precision as precision_mod
-from attention_core.batch import make_batch
-from attention_core.config import ModelConfig
-from attention_core.decoder import DecoderState
-from attention_core.precision import resolve_precision
-from attention_core.rnn_steps import run_cells
-from attention_core.seq2seq import build_model
-from attention_core.training import TrainConfig, make_optimizer, sequence_loss, train_step
+import attention_core.training.precision as precision_mod
+from attention_core.data.batch import make_batch
+from attention_core.model.config import ModelConfig
+from attention_core.model.decoder import DecoderState
+from attention_core.model.rnn_steps import run_cells
+from attention_core.model.seq2seq import build_model
+from attention_core.training.loop import TrainConfig, make_optimizer, sequence_loss, train_step
+from attention_core.training.precision import resolve_precision
 
 
 @pytest.mark.parametrize("native, expected", [(True, "bf16"), (False, "fp32")])

@@ -14,21 +14,21 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attention_core.attention import Window, attention
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.hub import ModelLoadError, load_folder, save_pretrained
-from attention_core.pipeline import Translator
-from attention_core.search import beam_search, greedy
-from attention_core.seq2seq import build_model
-from attention_core.text import (
+from attention_core.data.tasks import get_task
+from attention_core.data.text import (
     detokenize_chinese,
     detokenize_english,
     normalize_chinese,
     tokenize_chinese,
     tokenize_english,
 )
-from attention_core.vocab import Vocab
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.folder import ModelLoadError, load_folder, save_pretrained
+from attention_core.decoding.search import beam_search, greedy
+from attention_core.decoding.translator import Translator
+from attention_core.model.attention import Window, attention
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 FAST = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])

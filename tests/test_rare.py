@@ -1,6 +1,6 @@
 """A rare word's span and group, as the names switch and the app's labels read them."""
 
-from attention_core.rare import RareWord
+from attention_core.editing.rare import RareWord
 
 
 def test_span_and_group() -> None:

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_search import _model
 
-from attention_core.repetition import LoopGuard
-from attention_core.search import Chain, beam_search_nbest, greedy
+from attention_core.decoding.repetition import LoopGuard
+from attention_core.decoding.search import Chain, beam_search_nbest, greedy
 
 
 def _forbidden(prefix: list[int], max_run: int, ngram: int) -> set[int]:
@@ -97,7 +97,7 @@ def test_cli_loop_guard_flag(tmp_path, capsys):
     from test_names import tiny
 
     from attention_core.cli import main
-    from attention_core.hub import save_pretrained
+    from attention_core.decoding.folder import save_pretrained
 
     translator = tiny("translation")
     with torch.no_grad():

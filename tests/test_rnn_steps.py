@@ -2,7 +2,7 @@
 
 import torch
 
-from attention_core.rnn_steps import GoldLSTM
+from attention_core.model.rnn_steps import GoldLSTM
 
 
 def test_gold_lstm_is_the_lstm_over_the_joined_inputs() -> None:

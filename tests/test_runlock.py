@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from attention_core.runlock import LOCK, hold, owner
+from attention_core.training.runlock import LOCK, hold, owner
 
 
 def test_hold_and_release(tmp_path) -> None:

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from attention_core.scores import DEFAULT_MAX_SOURCE_LEN, SCORES, ConcatScore, LocationScore, build_score
+from attention_core.model.scores import DEFAULT_MAX_SOURCE_LEN, SCORES, ConcatScore, LocationScore, build_score
 
 
 def test_registry_names_and_unknown_name_lists_valid_ones():

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.search import beam_search, beam_search_nbest, greedy
-from attention_core.seq2seq import build_model
+from attention_core.decoding.search import beam_search, beam_search_nbest, greedy
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 def _model(**kw):
@@ -157,7 +157,7 @@ def test_nbest_is_ranked_by_the_normalised_score_and_starts_with_the_beam_result
 
 def test_the_coverage_penalty_reranks_finished_hypotheses_by_the_attention_they_left_out():
     """β > 0: finished hypotheses rank by log p / len + β Σ_j log min(coverage_j, 1); β = 0 is the plain search."""
-    from attention_core.search import coverage_penalty
+    from attention_core.decoding.search import coverage_penalty
 
     torch.manual_seed(0)
     model = _model(decoder="luong", score="general")
@@ -182,7 +182,7 @@ def test_the_coverage_penalty_reranks_finished_hypotheses_by_the_attention_they_
 
 
 def test_a_model_without_attention_is_never_penalised(monkeypatch):
-    import attention_core.search as search
+    import attention_core.decoding.search as search
 
     def never(*args, **kwargs):
         raise AssertionError("the baseline's attention was scored")
@@ -198,7 +198,7 @@ def test_a_model_without_attention_is_never_penalised(monkeypatch):
 
 
 def test_live_penalties_leave_padding_out_and_match_one_output_at_a_time():
-    from attention_core.search import _live_penalties, coverage_penalty
+    from attention_core.decoding.search import _live_penalties, coverage_penalty
 
     torch.manual_seed(0)
     attn = torch.rand(4, 3, 5).softmax(dim=-1)  # 2 sentences × K = 2 live rows, 3 steps, 5 source positions
@@ -222,15 +222,15 @@ def test_translate_refuses_a_coverage_weight_that_is_not_a_finite_non_negative_n
 def test_cli_coverage_flag_reaches_the_search_and_refuses_bad_values(tmp_path, capsys, monkeypatch):
     from test_names import tiny
 
-    import attention_core.pipeline as pipeline
+    import attention_core.decoding.translator as pipeline
     from attention_core.cli import main
-    from attention_core.hub import save_pretrained
+    from attention_core.decoding.folder import save_pretrained
 
     save_pretrained(tiny("translation"), tmp_path / "m", half=False)
     seen = []
     real = pipeline.beam_search_nbest
     monkeypatch.setattr(pipeline, "beam_search_nbest", lambda *a, **k: seen.append(k["coverage"]) or real(*a, **k))
-    from attention_core.data import TASKS
+    from attention_core.data.tasks import TASKS
 
     for given, used in (([], TASKS["translation"].coverage), (["--coverage", "0.3"], 0.3)):
         assert main(["translate", "--model", str(tmp_path / "m"), "--beam", "3", *given, "我的朋友是医生。"]) == 0

@@ -1,11 +1,11 @@
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.decoder import DECODERS
-from attention_core.scores import SCORES
-from attention_core.seq2seq import build_model
-from attention_core.training import sequence_loss
+from attention_core.model.config import ModelConfig
+from attention_core.model.decoder import DECODERS
+from attention_core.model.scores import SCORES
+from attention_core.model.seq2seq import build_model
+from attention_core.training.loop import sequence_loss
 
 
 def _cfg(**kw):
@@ -131,7 +131,7 @@ def test_device_comes_from_tensors():
 @pytest.mark.parametrize("rnn", ["lstm", "gru"])
 @pytest.mark.parametrize("layers", [1, 2])
 def test_small_batch_cell_kernels_match_the_sequence_kernel(rnn, layers):
-    from attention_core.search import greedy
+    from attention_core.decoding.search import greedy
 
     model = build_model(_cfg(decoder="luong", rnn=rnn, num_layers=layers)).eval()
     src, lengths, tgt = _batch()

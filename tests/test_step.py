@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.seq2seq import build_model
-from attention_core.step import ModelStep
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
+from attention_core.model.step import ModelStep
 
 
 @pytest.mark.parametrize("decoder", ["luong", "bahdanau", "none", "transformer"])

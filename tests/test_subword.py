@@ -8,16 +8,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_core.config import ModelConfig
-from attention_core.data import Splits, get_task
-from attention_core.hub import ModelLoadError, load_folder, save_pretrained
-from attention_core.pipeline import Translator
-from attention_core.search import beam_search, greedy
-from attention_core.seq2seq import build_model
-from attention_core.subword import CONTINUE, Subwords, merge_pieces, word_spans
-from attention_core.text import detokenize_english, tokenize_english
-from attention_core.training import TrainConfig, TrainError, fit
-from attention_core.vocab import Vocab
+from attention_core.data.subword import CONTINUE, Subwords, merge_pieces, word_spans
+from attention_core.data.tasks import Splits, get_task
+from attention_core.data.text import detokenize_english, tokenize_english
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.folder import ModelLoadError, load_folder, save_pretrained
+from attention_core.decoding.search import beam_search, greedy
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
+from attention_core.training.loop import TrainConfig, TrainError, fit
 
 ENGLISH = [
     "I like natural language processing.",

@@ -8,9 +8,9 @@ here so that both see the same network; ``test_dropout_rate`` checks the hoisted
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.seq2seq import build_model
-from attention_core.training import sequence_loss
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
+from attention_core.training.loop import sequence_loss
 
 V = 40
 VARIANTS = {

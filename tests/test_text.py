@@ -2,7 +2,7 @@
 
 import pytest
 
-from attention_core.text import (
+from attention_core.data.text import (
     detokenize_chinese,
     detokenize_english,
     has_chinese,

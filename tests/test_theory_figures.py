@@ -11,11 +11,11 @@ import torch
 from app_fixtures import small_registry
 from torch.testing import assert_close
 
-from attention_core.alignment import Gold, force_decode
-from attention_core.attribution import input_x_gradient
-from attention_core.config import ModelConfig
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
+from attention_core.analysis.alignment import Gold, force_decode
+from attention_core.analysis.attribution import input_x_gradient
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 from demo.links import parse_query
 from demo.models import ModelRegistry
 from demo.plots import LINK_MARKS

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_core.toy import alignment_hits, expected_alignment, sample_batch, toy_vocab
+from attention_core.data.toy import alignment_hits, expected_alignment, sample_batch, toy_vocab
 
 
 @pytest.mark.parametrize(("task", "rule"), [("reverse", lambda s: s[::-1]), ("copy", list), ("sort", sorted)])

@@ -11,14 +11,16 @@ import torch
 from corpus import data_dir
 from interrupt import stop_at_step
 
-from attention_core.config import ModelConfig
-from attention_core.data import Splits, get_task, load_splits, split_couplet
-from attention_core.hub import load_folder
-from attention_core.metrics import couplet_metrics, repetition_pattern, tone_class
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.training import TrainConfig, TrainError, fit
-from attention_core.vocab import Vocab, is_punctuation
+from attention_core.analysis.metrics import couplet_metrics
+from attention_core.data.tasks import Splits, get_task, load_splits, split_couplet
+from attention_core.data.text import repetition_pattern, tone_class
+from attention_core.data.vocab import Vocab, is_punctuation
+from attention_core.decoding.folder import load_folder
+from attention_core.decoding.translator import Translator
+from attention_core.editing.namecache import cached_known_names
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
+from attention_core.training.loop import TrainConfig, TrainError, fit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -288,19 +290,32 @@ def test_a_location_model_gets_a_row_per_trainable_source_position_and_keeps_it_
 
 
 def test_a_translation_run_saves_the_names_its_sources_hold_often(tmp_path):
-    from attention_core.data import Splits
+    from attention_core.data.tasks import Splits
 
     pairs = [(f"{name}今天来了。", f"{english} came today.") for name, english in
              [("谢尔顿", "Sheldon")] * 25 + [("张伟", "Zhang Wei")] * 3 + [("我", "I")] * 12]
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
     fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
-        TrainConfig(epochs=1, max_dev=5), progress=False)
+        TrainConfig(epochs=1, max_dev=5), progress=False, find_names=cached_known_names)
     assert load_folder(tmp_path / "m").meta["known_names"] == ["谢尔顿"]  # 25 sources; 张伟 only 3
     assert json.loads((tmp_path / "m" / "known_names.json").read_text(encoding="utf-8")) == ["谢尔顿"]
 
 
+def test_training_knows_no_names_of_its_own_a_run_without_find_names_lists_none(tmp_path):
+    """The names are the editing layer's: training finds them only through the ``find_names`` it is given."""
+    from attention_core.data.tasks import Splits
+
+    pairs = [("谢尔顿今天来了。", "Sheldon came today.")] * 25
+    splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
+    fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
+        TrainConfig(epochs=1, max_dev=5), progress=False)
+    meta = load_folder(tmp_path / "m").meta
+    assert "known_names" not in meta and "truecase" in meta  # the case is the detokeniser's, learned all the same
+    assert not (tmp_path / "m" / "known_names.json").exists()
+
+
 def test_a_translation_run_saves_its_targets_case(tmp_path):
-    from attention_core.data import Splits
+    from attention_core.data.tasks import Splits
 
     pairs = [("我说英语。", "I speak English."), ("他说英语。", "He speaks English."),
              ("你说英语吗？", "Do you speak English?"), ("我们走吧。", "Let's go.")] * 3
@@ -311,7 +326,7 @@ def test_a_translation_run_saves_its_targets_case(tmp_path):
 
 
 def test_a_pairs_budget_stops_mid_epoch_and_a_larger_one_resumes_the_finished_run(tmp_path):
-    from attention_core.data import Splits
+    from attention_core.data.tasks import Splits
 
     pairs = [(f"我{i % 7}你", f"i {i % 5} you") for i in range(100)]
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
@@ -328,7 +343,7 @@ def test_a_pairs_budget_stops_mid_epoch_and_a_larger_one_resumes_the_finished_ru
 
 
 def test_the_budget_cut_is_the_same_step_on_every_process():
-    from attention_core.training import budgeted
+    from attention_core.training.loop import budgeted
 
     sizes = [64, 64, 50, 64, 30, 64, 64, 12]
     batches = [type("B", (), {"size": n})() for n in sizes]
@@ -340,7 +355,7 @@ def test_the_budget_cut_is_the_same_step_on_every_process():
 
 
 def test_a_continued_model_without_pairs_in_its_history_and_an_exhausted_budget(tmp_path):
-    from attention_core.training import _extend
+    from attention_core.training.loop import _extend
 
     old = {"epoch": 3, "finished": True, "bad_epochs": 0, "history": [{"epoch": e, "dev_bleu": 1.0} for e in (1, 2, 3)]}
     _extend(old, TrainConfig(epochs=6))  # a bundled model's history has no "pairs": no KeyError
@@ -352,20 +367,20 @@ def test_a_continued_model_without_pairs_in_its_history_and_an_exhausted_budget(
 
 
 def test_a_fresh_run_finds_its_own_names_even_where_a_crashed_one_left_a_list(tmp_path):
-    from attention_core.data import Splits
+    from attention_core.data.tasks import Splits
 
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "known_names.json").write_text('["谢尔顿", "张伟"]', encoding="utf-8")
     pairs = [("李娜来了。", "Li Na came.")] * 25
     splits = Splits(pairs, pairs[:2], pairs[:2], {"task": "translation"})
     fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8),
-        TrainConfig(epochs=1, max_dev=2), progress=False)
+        TrainConfig(epochs=1, max_dev=2), progress=False, find_names=cached_known_names)
     assert load_folder(tmp_path / "m").meta["known_names"] == ["李娜"]
 
 
 def test_a_run_killed_within_an_epoch_resumes_at_its_batch_and_ends_where_an_unbroken_run_ends(tmp_path, monkeypatch):
-    import attention_core.training as training
-    from attention_core.data import Splits
+    import attention_core.training.loop as training
+    from attention_core.data.tasks import Splits
 
     pairs = [(f"我{i % 7}你{i % 3}", f"i {i % 5} you {i % 3}") for i in range(160)]
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
@@ -391,8 +406,8 @@ def test_a_run_killed_within_an_epoch_resumes_at_its_batch_and_ends_where_an_unb
 
 
 def test_a_checkpoint_within_an_epoch_refuses_other_batches(tmp_path, monkeypatch):
-    import attention_core.training as training
-    from attention_core.data import Splits
+    import attention_core.training.loop as training
+    from attention_core.data.tasks import Splits
 
     pairs = [(f"我{i % 7}你", f"i {i % 5} you") for i in range(64)]
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
@@ -410,7 +425,7 @@ def test_a_checkpoint_within_an_epoch_refuses_other_batches(tmp_path, monkeypatc
 
 
 def test_a_decay_schedule_ends_at_its_final_rate_resumes_exactly_and_ignores_dev_bleu(tmp_path, monkeypatch):
-    import attention_core.training as training
+    import attention_core.training.loop as training
 
     pairs = [(f"我{i % 7}你{i % 3}", f"i {i % 5} you {i % 3}") for i in range(160)]
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})

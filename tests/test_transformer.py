@@ -5,17 +5,17 @@ import math
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.couplet import CoupletConstraint
-from attention_core.data import get_task
-from attention_core.hub import load_folder, save_pretrained
-from attention_core.pipeline import Translator
-from attention_core.search import beam_search, greedy
-from attention_core.seq2seq import build_model
-from attention_core.toy import alignment_hits, sample_batch
-from attention_core.training import make_optimizer, train_step
-from attention_core.transformer import MultiHeadAttention, Transformer, sinusoidal_positions
-from attention_core.vocab import Vocab
+from attention_core.data.tasks import get_task
+from attention_core.data.toy import alignment_hits, sample_batch
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.couplet import CoupletConstraint
+from attention_core.decoding.folder import load_folder, save_pretrained
+from attention_core.decoding.search import beam_search, greedy
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
+from attention_core.model.transformer import MultiHeadAttention, Transformer, sinusoidal_positions
+from attention_core.training.loop import make_optimizer, train_step
 
 
 def _cfg(V: int = 20, **kw) -> ModelConfig:
@@ -282,7 +282,7 @@ def test_the_maps_of_an_output_line_up_with_its_weights(beam, window, hard, max_
 
 
 def test_training_refuses_teacher_forcing_below_one_before_any_work(tmp_path):
-    from attention_core.training import TrainConfig, TrainError, fit
+    from attention_core.training.loop import TrainConfig, TrainError, fit
 
     with pytest.raises(TrainError, match="teacher forcing 1"):
         fit(get_task("couplet"), None, tmp_path / "m", dict(decoder="transformer", score="scaled_dot"),

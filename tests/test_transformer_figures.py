@@ -6,13 +6,13 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.metrics import attention_entropy
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.subword import word_rows
-from attention_core.vocab import Vocab
+from attention_core.analysis.metrics import attention_entropy
+from attention_core.data.subword import word_rows
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 from demo.links import parse_query
 from demo.models import DEFAULT_VARIANT, ModelRegistry
 from reports import transformer_figures as tf

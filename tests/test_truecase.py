@@ -1,15 +1,15 @@
-"""Capital letters back in a lower-cased model's English (attention_core.truecase)."""
+"""Capital letters back in a lower-cased model's English (attention_core.data.truecase)."""
 
 from __future__ import annotations
 
 import torch
 
-from attention_core.config import ModelConfig
-from attention_core.data import get_task
-from attention_core.pipeline import Translator
-from attention_core.seq2seq import build_model
-from attention_core.truecase import apply, learn
-from attention_core.vocab import Vocab
+from attention_core.data.tasks import get_task
+from attention_core.data.truecase import apply, learn
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
 
 
 def test_a_word_keeps_the_case_it_has_where_its_case_is_its_own():

@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 from corpus import data_dir
 
-from attention_core.data import (
+from attention_core.data.tasks import (
     DataError,
     hold_out_episodes,
     read_extra,
     read_tv4dialog,
     split_translation,
 )
-from attention_core.text import normalize_chinese, punctuate_subtitle, tokenize_chinese
+from attention_core.data.text import normalize_chinese, punctuate_subtitle, tokenize_chinese
 
 SERIES = ("castle", "friends", "house", "tbbt")
 
@@ -288,12 +288,12 @@ def test_evaluate_scores_any_translation_model_on_the_held_out_episodes(tmp_path
     import json
 
     from attention_core.cli import main
-    from attention_core.config import ModelConfig
-    from attention_core.data import get_task, split_translation
-    from attention_core.hub import save_pretrained
-    from attention_core.pipeline import Translator
-    from attention_core.seq2seq import build_model
-    from attention_core.vocab import Vocab
+    from attention_core.data.tasks import get_task, split_translation
+    from attention_core.data.vocab import Vocab
+    from attention_core.decoding.folder import save_pretrained
+    from attention_core.decoding.translator import Translator
+    from attention_core.model.config import ModelConfig
+    from attention_core.model.seq2seq import build_model
 
     root = _write_data(tmp_path / "data")
     src, tgt = Vocab(list("句子号第集好吗")), Vocab("line of okay sentence".split())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from corpus import data_dir
 
-from attention_core.text import has_chinese, split_sentences
+from attention_core.data.text import has_chinese, split_sentences
 from benchmarks.visitor import (
     KINDS,
     SET,

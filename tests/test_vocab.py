@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from attention_core.vocab import SPECIALS, Vocab
+from attention_core.data.vocab import SPECIALS, Vocab
 
 
 def test_build_orders_by_frequency_then_token_and_drops_rare() -> None:

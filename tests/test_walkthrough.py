@@ -195,13 +195,14 @@ def test_the_page_covers_every_stage_and_concept(edition, page_text, english_tex
     page_text = page_text if edition == "zh" else english_text
     for needle in ("embedding", "bidirectional", "bridge", "prepare", "h_t", "e_{t,s}", "a_{t,s}", "c_t",
                    "\\tilde h_t", "logits", "teacher forcing", "c_t = \\bar h_t", "```diff", "BLEU",
-                   "brevity penalty", "sacrebleu.corpus_bleu", "attention_core/training.py", "label_smoothing=0.1"):
+                   "brevity penalty", "sacrebleu.corpus_bleu", "attention_core/training/loop.py",
+                   "label_smoothing=0.1"):
         assert needle in page_text, needle
     assert "C_t" not in page_text  # the context is c_t on every page (the notation box on the steps page)
 
 
 def test_the_diff_is_the_decoders_own_code(page_text):
-    from attention_core.decoder import BahdanauDecoder, NoAttentionDecoder
+    from attention_core.model.decoder import BahdanauDecoder, NoAttentionDecoder
 
     diff = next(body for lang, body, _ in page_blocks(page_text) if lang == "diff")
     old = inspect.getsource(NoAttentionDecoder.step)

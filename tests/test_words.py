@@ -9,11 +9,12 @@ from app_fixtures import small_registry
 from test_names import output, tiny
 
 from attention_core.cli import main
-from attention_core.hub import save_pretrained
-from attention_core.names import Carried, Prepared, prepare, restore
-from attention_core.pipeline import Translator
-from attention_core.rare import RareWord
-from attention_core.words import english, find_words, left_out, mentions, overstated
+from attention_core.decoding.folder import save_pretrained
+from attention_core.decoding.translator import Translator
+from attention_core.editing import switch
+from attention_core.editing.names import Carried, Prepared, prepare, restore
+from attention_core.editing.rare import RareWord
+from attention_core.editing.words import english, find_words, left_out, mentions, overstated
 from demo.handlers import Settings, run
 
 
@@ -131,7 +132,7 @@ def _model_that_knows_apples(carrier: str = "written"):
     """A decoder stand-in: "flowers" for 花生 (it does not know the word), "apples" for its carrier 苹果 — or, with
     ``carrier="dropped"``, nothing for it; with ``"twice"``, "apples" for it and again for another word."""
 
-    def decode(self, tokenised, **options):
+    def decode(self, tokenised, *args, **options):
         outs = []
         for source in tokenised:
             read = "".join(source)
@@ -146,9 +147,9 @@ def _model_that_knows_apples(carrier: str = "written"):
 
 @pytest.mark.parametrize("carrier", ["written", "dropped", "twice"])
 def test_the_translator_carries_a_word_the_model_left_out(monkeypatch, carrier):
-    monkeypatch.setattr(Translator, "_decode", _model_that_knows_apples(carrier))
+    monkeypatch.setattr(Translator, "decode", _model_that_knows_apples(carrier))
     translator = tiny("translation")
-    out, = translator.translate(["我对花生过敏。"], names=True)
+    out, = switch.translate(translator, ["我对花生过敏。"])
     if carrier != "written":  # the carrier was dropped, or written for another word too: the first translation stays
         assert out.text == "i 'm allergic to flowers ." and out.names.lines("word") == []
     else:
@@ -159,7 +160,7 @@ def test_the_translator_carries_a_word_the_model_left_out(monkeypatch, carrier):
 
 
 def test_cli_and_app_say_which_words_were_carried(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(Translator, "_decode", _model_that_knows_apples())
+    monkeypatch.setattr(Translator, "decode", _model_that_knows_apples())
     save_pretrained(tiny("translation"), tmp_path / "m")
     assert main(["translate", "--model", str(tmp_path / "m"), "--names", "我对花生过敏。"]) == 0
     assert "word: 花生 → peanut (dictionary; the model read 苹果 and wrote apple)" in capsys.readouterr().err

@@ -15,11 +15,11 @@ import pytest
 from corpus import data_dir
 from interrupt import stop_at_step
 
-from attention_core import zoo
-from attention_core.data import TASKS, Splits, get_task, load_splits
-from attention_core.hub import WEIGHTS, load_folder
-from attention_core.subword import Subwords
-from attention_core.training import CHECKPOINT, TrainConfig, TrainError, fit
+from attention_core.data.subword import Subwords
+from attention_core.data.tasks import TASKS, Splits, get_task, load_splits
+from attention_core.decoding.folder import WEIGHTS, load_folder
+from attention_core.hub import zoo
+from attention_core.training.loop import CHECKPOINT, TrainConfig, TrainError, fit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +121,7 @@ def test_the_cliche_table_is_measured_once_per_trained_weights(tmp_path, monkeyp
 
 
 def test_a_model_card_names_the_corpora_and_licenses_its_model_trained_on():
-    from attention_core.zoo import data_licenses
+    from attention_core.hub.zoo import data_licenses
 
     whole = {"sources": [{"path": "../shared/data/couplet/train",
                           "sha256": "ca0503e9af48b997e771723930ff375ad31c2d6977ae03a0cf77297d7371b2b3"}],
@@ -312,7 +312,7 @@ def test_a_calls_models_are_gathered_into_few_files(tmp_path):
 
 
 def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_them_again(tmp_path, monkeypatch):
-    from attention_core import training
+    from attention_core.training import loop as training
 
     splits = _tiny_translation(monkeypatch, TrainConfig(epochs=2, lr=5e-4, max_train=300, max_dev=20, batch_size=32))
     zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
@@ -322,7 +322,7 @@ def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_th
     def found_again(sources, **_):
         raise AssertionError("the second stage looked for the names again")
 
-    monkeypatch.setattr(training, "cached_known_names", found_again)
+    monkeypatch.setattr(zoo, "cached_known_names", found_again)
     shutil.rmtree(tmp_path / "runs" / "translation" / "none-continued")
     zoo.build_one("translation", "none", splits, tmp_path / "runs", tmp_path / "models", tmp_path / "results",
                   str(data_dir()), progress=False, stage="train")
@@ -331,11 +331,11 @@ def test_a_second_stage_takes_the_first_stages_known_names_instead_of_finding_th
     other = replace(zoo.RECIPES["translation"].continued, max_train=200)  # other pairs: found again
     with pytest.raises(AssertionError, match="looked for the names again"):
         training.fit(TASKS["translation"], splits, tmp_path / "other", zoo.model_options("translation", "none"), other,
-                     device="cpu", progress=False, init=first)
+                     device="cpu", progress=False, init=first, find_names=found_again)
 
 
 def test_another_variant_on_the_same_pairs_reads_the_names_from_the_cache(tmp_path, monkeypatch, capsys):
-    from attention_core import namecache
+    from attention_core.editing import namecache
 
     splits = _tiny_translation(monkeypatch, None)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -477,7 +477,7 @@ def test_the_zoo_scripts_keep_their_runs_outside_the_checkout_by_default(tmp_pat
 
 
 def test_the_card_says_a_first_stage_decayed_its_learning_rate():
-    from attention_core.zoo import _stages_line
+    from attention_core.hub.zoo import _stages_line
 
     meta = {"continued_from": {"epochs": 7, "train": {"lr": 0.001, "decay_epochs": 2, "final_lr_ratio": 0.1}},
             "train": {"lr": 0.00025}, "history": [{}] * 9}
@@ -514,8 +514,8 @@ def test_the_other_variants_are_encoded_with_the_shipped_default_models_pieces(t
 
 
 def test_the_card_of_the_baseline_names_no_score():
-    from attention_core.card import architecture
-    from attention_core.config import ModelConfig
+    from attention_core.hub.card import architecture
+    from attention_core.model.config import ModelConfig
 
     none = architecture(ModelConfig(src_vocab_size=10, tgt_vocab_size=10, decoder="none"))
     assert "no attention" in none and "score" not in none

@@ -1,0 +1,1 @@
+"""Analysis: metrics, evaluation, alignment against human links, attribution, calibration."""

@@ -1,0 +1,19 @@
+"""Text and data: tokenisers, vocabularies, subwords, corpora, tasks and batches, atomic files."""
+
+
+def __getattr__(name: str):
+    """The names of the flat module this package replaced, for one release.
+
+    ``from attention_core.data import …`` as before the subpackages.
+    """
+    if not name.startswith("_"):
+        import importlib
+
+        for module in ("attention_core.data.tasks",):
+            found = getattr(importlib.import_module(module), name, _MISSING)
+            if found is not _MISSING:
+                return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_MISSING = object()

@@ -1,0 +1,137 @@
+"""Bidirectional RNN encoder (Bahdanau et al. 2014, §3.2 and Appendix A.1.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+RNN_CLASSES: dict[str, type[nn.RNNBase]] = {"lstm": nn.LSTM, "gru": nn.GRU}
+
+
+@dataclass
+class EncoderOutput:
+    """What the encoder hands to the decoder.
+
+    Attributes:
+        outputs: Annotations ``h_j`` projected to the decoder size, shape ``(B, S, H)``
+            (``(B, S, 2H)`` unprojected when ``project=False``).
+        final: Final states of both directions, concatenated, per layer: ``(B, L, 2H)``.
+        final_cell: The same for the LSTM cell state, or ``None`` for a GRU.
+        mask: ``True`` for real tokens, shape ``(B, S)``.
+    """
+
+    outputs: Tensor
+    final: Tensor
+    final_cell: Tensor | None
+    mask: Tensor
+
+
+class Encoder(nn.Module):
+    """Embeddings and a bidirectional LSTM/GRU (on a CPU over each group of equal-length sentences, else packed).
+
+    Each annotation ``h_j = [→h_j; ←h_j]`` (Bahdanau et al. 2014, §3.2 and Appendix A.1.1) is
+    projected from ``2H`` back to ``H`` so every score function can compare it with a decoder
+    state of size ``H``.
+
+    Args:
+        vocab_size: Source vocabulary size.
+        emb_size: Embedding size.
+        hidden_size: Units per direction (and output size after projection).
+        num_layers: Stacked RNN layers.
+        rnn: ``lstm`` or ``gru``.
+        dropout: Dropout on embeddings and between layers.
+        pad_id: Padding index.
+        project: Project the ``2H`` outputs to ``H``. The no-attention baseline never reads the
+            outputs (only the final states), so it builds no projection.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        emb_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        rnn: str = "lstm",
+        dropout: float = 0.0,
+        pad_id: int = 0,
+        project: bool = True,
+    ) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
+        self.dropout = nn.Dropout(dropout)
+        self.rnn = RNN_CLASSES[rnn](
+            emb_size,
+            hidden_size,
+            num_layers=num_layers,
+            batch_first=True,
+            bidirectional=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+        )
+        self.project = nn.Linear(2 * hidden_size, hidden_size) if project else nn.Identity()
+        self.pad_id = pad_id
+
+    def _run_by_length(self, embedded: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
+        """The RNN over each group of equal-length sentences, unpacked: the same values as a packed batch.
+
+        On a CPU, oneDNN runs a packed batch of mixed lengths on a slower path than a plain one; a
+        length-bucketed training batch holds one to three lengths, so a plain run per length is faster
+        (``benchmarks/train_step.py``). Padding positions of the outputs are zero, as ``pad_packed_sequence``
+        leaves them.
+
+        Args:
+            embedded: ``(B, S, E)``.
+            src_lengths: ``(B,)``.
+
+        Returns:
+            ``(outputs (B, S, 2H), state)`` as ``nn.LSTM``/``nn.GRU`` return them, rows in the batch's order.
+        """
+        S = embedded.size(1)
+        lengths = src_lengths.cpu()
+        if bool((lengths == S).all()):
+            return self.rnn(embedded)
+        outputs, states, rows = [], [], []
+        for length in lengths.unique().tolist():
+            picked = (lengths == length).nonzero().squeeze(1).to(embedded.device)
+            out, state = self.rnn(embedded.index_select(0, picked)[:, :length])
+            outputs.append(F.pad(out, (0, 0, 0, S - length)))
+            states.append(state if isinstance(state, tuple) else (state,))
+            rows.append(picked)
+        order = torch.cat(rows).argsort()  # back to the batch's order
+        state = tuple(torch.cat(parts, dim=1).index_select(1, order) for parts in zip(*states))
+        return torch.cat(outputs).index_select(0, order), state if len(state) == 2 else state[0]
+
+    def forward(self, src: Tensor, src_lengths: Tensor) -> EncoderOutput:
+        """Encode a padded batch.
+
+        Args:
+            src: Token ids, shape ``(B, S)``, padded with ``pad_id``.
+            src_lengths: Real lengths, shape ``(B,)``; every length must be at least 1.
+
+        Returns:
+            The [`EncoderOutput`][attention_core.model.encoder.EncoderOutput].
+        """
+        B, S = src.shape
+        embedded = self.dropout(self.embedding(src))  # (B, S, E)
+        if src.device.type == "cpu":
+            outputs, state = self._run_by_length(embedded, src_lengths)
+        else:
+            packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
+            packed_out, state = self.rnn(packed)
+            outputs, _ = pad_packed_sequence(packed_out, batch_first=True, total_length=S)  # (B, S, 2H)
+        hidden, cell = state if isinstance(state, tuple) else (state, None)
+
+        def merge(h: Tensor) -> Tensor:  # (2L, B, H) -> (B, L, 2H), directions side by side
+            h = h.view(-1, 2, B, h.size(-1))  # (L, 2, B, H)
+            return torch.cat([h[:, 0], h[:, 1]], dim=-1).transpose(0, 1)
+
+        mask = torch.arange(S, device=src.device).unsqueeze(0) < src_lengths.to(src.device).unsqueeze(1)
+        return EncoderOutput(
+            outputs=self.project(outputs),  # (B, S, H)
+            final=merge(hidden),
+            final_cell=None if cell is None else merge(cell),
+            mask=mask,
+        )

@@ -1,0 +1,68 @@
+"""DecodeConfig: one typed set of decoding settings, the task's defaults filled in, the same decoding either way."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from attention_core.data.tasks import get_task
+from attention_core.data.vocab import Vocab
+from attention_core.decoding.config import DecodeConfig
+from attention_core.decoding.repetition import LoopGuard
+from attention_core.decoding.translator import Translator
+from attention_core.model.config import ModelConfig
+from attention_core.model.seq2seq import build_model
+
+CHARS = "我喜欢自然语言处理今天气很好两个黄鹂鸣翠柳"
+
+
+def translator(task: str = "translation") -> Translator:
+    torch.manual_seed(0)
+    src = Vocab(list(dict.fromkeys(CHARS)))
+    tgt = src if task == "couplet" else Vocab("i like natural language processing the weather is nice today .".split())
+    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=16, emb_size=8,
+                      share_embeddings=task == "couplet")
+    return Translator(build_model(cfg).eval(), src, tgt, get_task(task))
+
+
+def test_the_tasks_defaults_fill_what_is_left_open():
+    translation, couplet = get_task("translation"), get_task("couplet")
+    filled = DecodeConfig().for_task(translation)
+    assert filled.constrained is False and filled.loop_guard == LoopGuard() and filled.guard == LoopGuard()
+    assert filled.coverage == translation.coverage
+    assert DecodeConfig().for_task(couplet).constrained is True
+    assert DecodeConfig().for_task(couplet).guard is None  # couplets: no loop guard by default
+    kept = DecodeConfig(constrained=False, loop_guard=LoopGuard(max_run=2), coverage=0.4).for_task(couplet)
+    assert (kept.constrained, kept.guard, kept.coverage) == (False, LoopGuard(max_run=2), 0.4)
+    assert DecodeConfig(loop_guard=False).for_task(translation).guard is None
+    assert filled.for_task(translation) == filled  # filling twice changes nothing
+
+
+def test_a_setting_it_does_not_have_is_named():
+    with pytest.raises(TypeError, match="unknown decoding setting.*beam\\b.*DecodeConfig has beam_size"):
+        DecodeConfig.of(beam=5)
+    with pytest.raises(TypeError, match="editing.switch.translate"):
+        translator().translate(["我喜欢"], names=True)
+    with pytest.raises(ValueError):
+        translator().translate(["我喜欢"], coverage=-1.0)  # greedy too: checked before any search
+
+
+def test_by_keyword_or_as_one_config_it_is_the_same_decoding():
+    model = translator()
+    texts = ["我喜欢自然语言处理", "今天天气很好", "我"]
+    for settings in ({}, {"beam_size": 3}, {"beam_size": 2, "window": 1, "hard": True}, {"max_len": 2}):
+        by_keyword = model.translate(texts, **settings)
+        as_config = model.translate(texts, DecodeConfig(**settings))
+        changed = model.translate(texts, DecodeConfig(beam_size=7), **settings)  # keywords change the config
+        for a, b, c in zip(by_keyword, as_config, changed):
+            assert a.tokens == b.tokens and torch.equal(a.weights, b.weights)
+            assert c.tokens == a.tokens or settings.get("beam_size", 1) == 1
+
+
+def test_decode_takes_tokens_and_gives_translate_s_outputs():
+    model = translator()
+    config = DecodeConfig(beam_size=2)
+    outs = model.decode([list("我喜欢"), list("今天")], config, batch_size=1)
+    assert [o.tokens for o in outs] == [o.tokens for o in model.translate(["我喜欢", "今天"], config)]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.beam_size = 3  # type: ignore[misc]
