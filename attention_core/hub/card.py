@@ -1,6 +1,7 @@
 """Model cards: what a model is, what it was trained on, and how to use it — the ``README.md`` of a model folder.
 
 The zoo writes a card with its measured test metrics for every bundled model (``attention_core.hub.zoo``);
+both kinds of card go through one writer, [`write_card`][attention_core.hub.card.write_card];
 [`push`][attention_core.hub.pretrained.push] writes [`own_model_card`][attention_core.hub.card.own_model_card] for a
 model of your own that has no card yet, so a model shared on the Hub says what it was trained on and how to open it.
 """
@@ -8,6 +9,7 @@ model of your own that has no card yet, so a model shared on the Hub says what i
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from attention_core.data.parallel import PARALLEL
@@ -31,6 +33,34 @@ def architecture(cfg: ModelConfig) -> str:
     return (f"A bidirectional-{cfg.rnn.upper()} encoder–decoder from Attention Lab,\n"
             f"decoder `{cfg.decoder}`, {attends},\n"
             f"hidden {cfg.hidden_size}, embeddings {cfg.emb_size},")
+
+
+def write_card(translator: Translator, *, languages: Sequence[str], tag: str, title: str, about: str,
+               sections: Sequence[tuple[str, str]], license_: str | None = None, mark: bool = False) -> str:
+    """A model card: the Hub's front matter, the title, the architecture and size, then its sections.
+
+    The one writer of both kinds of card: the zoo's ([`model_card`][attention_core.hub.zoo.model_card], with the
+    measured test metrics) and a model of your own's ([`own_model_card`][attention_core.hub.card.own_model_card]).
+
+    Args:
+        translator: The model (its architecture and parameter count open the card).
+        languages: The languages of the front matter (none: no ``language`` entry).
+        tag: The task's tag (``translation``, ``couplet``).
+        title: What follows "Attention Lab — " in the title.
+        about: What follows the parameter count, up to the first section (newlines included).
+        sections: ``(heading, body)`` in order, a blank line between two; each body ends in a newline.
+        license_: The front matter's license, if any.
+        mark: Start with [`CARD_MARK`][attention_core.hub.card.CARD_MARK] (a card ``push`` may write again).
+    """
+    cfg = translator.model.cfg
+    kind = "transformer" if cfg.decoder == TRANSFORMER else "rnn"
+    params = sum(p.numel() for p in translator.model.parameters())
+    front = ("language:\n" + "".join(f"- {x}\n" for x in languages) if languages else "") + \
+        (f"license: {license_}\n" if license_ else "")
+    head = f"---\n{front}library_name: attention-lab\ntags:\n- seq2seq\n- attention\n- {kind}\n- {tag}\n---\n"
+    head += f"{CARD_MARK}\n" if mark else ""
+    body = "\n".join(f"## {heading}\n{text}" for heading, text in sections)
+    return f"{head}\n# Attention Lab — {title}\n\n{architecture(cfg)}\n{params / 1e6:.2f} M parameters{about}{body}"
 
 
 def _side(side: dict, name: str) -> str:
@@ -77,46 +107,28 @@ def own_model_card(translator: Translator, repo_id: str) -> str:
     cfg, meta, spec = translator.model.cfg, translator.meta, translator.task.spec or {}
     source, target = spec.get("source", {}), spec.get("target", {})
     data = meta.get("data") if isinstance(meta.get("data"), dict) else {}
-    params = sum(p.numel() for p in translator.model.parameters())
     languages = [x for x in (source.get("language"), target.get("language")) if x]
-    front = "language:\n" + "".join(f"- {x}\n" for x in languages) if languages else ""
     pair = " → ".join(x or side for x, side in ((source.get("language"), "source"), (target.get("language"), "target")))
     example = data.get("example") if isinstance(data.get("example"), str) else "…"
     example = example.replace("\\", "\\\\").replace('"', '\\"')
-    return f"""---
-{front}library_name: attention-lab
-tags:
-- seq2seq
-- attention
-- {"transformer" if cfg.decoder == TRANSFORMER else "rnn"}
-- translation
----
-{CARD_MARK}
-
-# Attention Lab — {pair} — `{cfg.decoder}` / `{cfg.score}`
-
-{architecture(cfg)}
-{params / 1e6:.2f} M parameters. Trained with Attention Lab on a corpus of its owner's
-(`attention-lab train --task {PARALLEL}`).
-
-## Data
-{_sources(data) or "- not recorded"}
+    sources = _sources(data) or "- not recorded"
+    return write_card(
+        translator, languages=languages, tag="translation", title=f"{pair} — `{cfg.decoder}` / `{cfg.score}`",
+        about=". Trained with Attention Lab on a corpus of its owner's\n"
+              f"(`attention-lab train --task {PARALLEL}`).\n\n",
+        mark=True, sections=[
+            ("Data", f"""{sources}
 
 Split: {data.get("rule", "not recorded")} (seed {data.get("seed")}); sizes {json.dumps(data.get("sizes"))};
 {data.get("skipped_lines", 0)} malformed lines skipped. The corpus's own license applies to this model.
-
-## Tokens
-{_side(source, "source")}
-{_side(target, "target")}
-
-## Training
-```
+"""),
+            ("Tokens", f"{_side(source, 'source')}\n{_side(target, 'target')}\n"),
+            ("Training", f"""```
 {meta.get("command", "not recorded")}
 ```
 Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
-
-## Use
-```bash
+"""),
+            ("Use", f"""```bash
 pip install attention-lab   # or a clone of Attention Lab: pip install -r requirements.txt
 attention-lab pull --repo {repo_id} --out my-model
 attention-lab translate --model my-model "{example}" --show-attention
@@ -128,4 +140,5 @@ from attention_core.hub import from_pretrained
 translator = from_pretrained("{repo_id}")
 print(translator.translate(["{example}"])[0].text)
 ```
-"""
+"""),
+        ])

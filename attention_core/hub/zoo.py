@@ -29,7 +29,7 @@ from attention_core.data.tasks import TASKS, Splits, load_splits
 from attention_core.decoding.folder import CONFIG, SUBWORDS, WEIGHTS, load_folder, save_pretrained
 from attention_core.decoding.translator import Translator
 from attention_core.editing.namecache import cached_known_names
-from attention_core.hub.card import architecture
+from attention_core.hub.card import write_card
 from attention_core.model.transformer import TRANSFORMER
 from attention_core.training.loop import TrainConfig, TrainError, fit
 from attention_core.training.runlock import hold
@@ -284,18 +284,17 @@ def model_options(task: str, variant: str) -> dict:
 
 
 def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], command: str) -> str:
-    """The README.md (model card) of a zoo model, with its measured test metrics."""
+    """The README.md (model card) of a zoo model, with its measured test metrics.
+
+    Written by [`write_card`][attention_core.hub.card.write_card], as a model of your own's card is.
+    """
     translator = load_folder(folder)
-    cfg, meta = translator.model.cfg, translator.meta
+    meta = translator.meta
     data = meta.get("data", {})
-    params = sum(p.numel() for p in translator.model.parameters())
     rows = "\n".join(
         f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('unk_outputs', '—')} |"
         for name, r in reports.items()
     )
-    language = "\n- ".join(RECIPES[task].languages)
-    kind = "transformer" if cfg.decoder == TRANSFORMER else "rnn"
-    what = architecture(cfg)
     rules = ""
     if TASKS[task].constrained:  # the couplet rules a reader checks
         keys = ("top_char_share", "distinct_ratio", "repetition_mirrored", "no_reuse", "tone_opposition", "no_unk")
@@ -307,46 +306,23 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
         rules = ("\n## The rules a reader checks (beam 5, default rules; see `attention_core.analysis.metrics`)\n\n"
                  "| test set | most frequent char share | distinct ratio | repetition mirrored | no 重字 | "
                  "last tone opposite | no <unk> |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
-    return f"""---
-language:
-- {language}
-license: other
-library_name: attention-lab
-tags:
-- seq2seq
-- attention
-- {kind}
-- {task}
----
-
-# Attention Lab — {task} — `{variant}`
-
-{what}
-{params / 1e6:.2f} M parameters, weights stored in float16.
-{_subword_line(translator)}
-## Data and license
-{data_licenses(task, data)}. Split: {data.get("rule")} (seed {data.get("seed")}); sizes {json.dumps(data.get("sizes"))}.
-
-## Training
-```
-{command}
-```
-{_stages_line(meta)}Best dev BLEU {meta.get("best_dev_bleu")} (epoch history in `config.json`).
-
-## Test metrics (measured)
-Scoring: sacrebleu, output detokenised and lower-cased; couplets per character.
-
-| test set: decoding | pairs | BLEU | chrF | outputs with `<unk>` |
-|---|---|---|---|---|
-{rows}
-{rules}
-## Use
-```python
+    return write_card(
+        translator, languages=RECIPES[task].languages, tag=task, title=f"{task} — `{variant}`", license_="other",
+        about=f", weights stored in float16.\n{_subword_line(translator)}\n", sections=[
+            ("Data and license", f"{data_licenses(task, data)}. Split: {data.get('rule')} (seed {data.get('seed')}); "
+                                 f"sizes {json.dumps(data.get('sizes'))}.\n"),
+            ("Training", f"```\n{command}\n```\n{_stages_line(meta)}Best dev BLEU {meta.get('best_dev_bleu')} "
+                         "(epoch history in `config.json`).\n"),
+            ("Test metrics (measured)", "Scoring: sacrebleu, output detokenised and lower-cased; couplets per "
+                                        "character.\n\n| test set: decoding | pairs | BLEU | chrF | outputs with "
+                                        f"`<unk>` |\n|---|---|---|---|---|\n{rows}\n{rules}"),
+            ("Use", f"""```python
 from attention_core.hub import from_pretrained
 translator = from_pretrained("path/or/repo-id")
 print(translator.translate(["{RECIPES[task].example}"])[0].text)
 ```
-"""
+"""),
+        ])
 
 
 def _stages_line(meta: dict) -> str:
