@@ -27,6 +27,7 @@ from attention_core.data import corpora
 from attention_core.data.atomic import atomic_write_text
 from attention_core.data.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
 from attention_core.data.hubio import HubError
+from attention_core.data.info import DataInfo
 from attention_core.data.parallel import (
     FORMATS,
     PARALLEL,
@@ -472,12 +473,13 @@ def _train(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def _model_options(args: argparse.Namespace, argv: Sequence[str], init: Translator | None) -> tuple[dict, dict]:
+def _model_options(args: argparse.Namespace, argv: Sequence[str],
+                   init: Translator | None) -> tuple[dict, DataInfo]:
     """The architecture the flags ask for, and ``--init``'s data settings.
 
     Returns:
         ``(options, data_info)``: with ``--init``, only the flags given (to be checked against the model's),
-        and its ``meta["data"]``; without it, every architecture flag and ``{}``.
+        and what it was trained on; without it, every architecture flag and an empty ``DataInfo``.
     """
     options = dict(
         decoder=args.decoder,
@@ -494,7 +496,7 @@ def _model_options(args: argparse.Namespace, argv: Sequence[str], init: Translat
         tie_embeddings=args.tie_embeddings,
         share_embeddings=args.share_embeddings,
     )
-    data_info: dict = {}
+    data_info = DataInfo()
     if init is not None:
         if init.task.name != args.task:
             raise TrainError(f"--init {args.init} is a {init.task.name} model; use --task {init.task.name}")
@@ -505,17 +507,18 @@ def _model_options(args: argparse.Namespace, argv: Sequence[str], init: Translat
         given |= {dest for dest in vars(args) for arg in argv
                   if arg.split("=", 1)[0] == "--" + dest.replace("_", "-")}
         options = {k: v for k, v in options.items() if _ARCH_FLAGS.get(k, k) in given}
-        data_info = init.meta["data"] if isinstance(init.meta.get("data"), dict) else {}
+        data_info = DataInfo.read(init.meta.get("data"))
     return options, data_info
 
 
 def _training_data(args: argparse.Namespace, argv: Sequence[str], init: Translator | None,
-                   data_info: dict) -> tuple[Task, Splits]:
+                   data_info: DataInfo) -> tuple[Task, Splits]:
     """The task and its splits: the bundled corpus (checked against ``--init``'s) or a corpus of your own."""
-    seed = args.split_seed if args.split_seed is not None else data_info.get("seed", SPLIT_SEED)
-    extra = args.extra if args.extra is not None else data_info.get("extra", [])
-    if not isinstance(seed, int) or not isinstance(extra, list):
+    if {"seed", "extra"} & set(data_info.unreadable):
         raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
+    seed = args.split_seed if args.split_seed is not None else data_info.seed if data_info.seed is not None \
+        else SPLIT_SEED
+    extra = args.extra if args.extra is not None else list(data_info.extra)
     if args.task != PARALLEL and (args.corpus or args.dev or args.test):
         raise InputError(f"--corpus, --dev and --test are for a corpus of your own: add --task {PARALLEL} "
                          f"(--task {args.task} trains on the bundled corpus in the data folder)")
@@ -524,7 +527,7 @@ def _training_data(args: argparse.Namespace, argv: Sequence[str], init: Translat
     else:
         task, splits = TASKS[args.task], load_splits(args.task, args.data, seed, extra)
         if init is not None and not any(arg.split("=", 1)[0] == "--data" for arg in argv):
-            _check_init_corpora(args.init, data_info, splits.info, args.data)
+            _check_init_corpora(args.init, data_info, DataInfo.read(splits.info), args.data)
     return task, splits
 
 
@@ -660,17 +663,15 @@ def _hub(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def _check_init_corpora(model: str, trained: dict, now: dict, data: str) -> None:
+def _check_init_corpora(model: str, trained: DataInfo, now: DataInfo, data: str) -> None:
     """Refuse to continue ``--init`` on corpora that changed since it was trained, unless ``--data`` names them.
 
     Its dev set would be drawn anew from the changed corpus, perhaps from pairs the model trained on, and the run
     would be called a continuation of the model's own training. A continuation on other data is asked for by name.
+    The corpus files are compared by their place in the data folder (``couplet/train``), wherever it is.
     """
-    def key(path: str) -> str:  # "couplet/train", "cmn-eng/cmn.txt": the data folder's layout, wherever it is
-        return "/".join(Path(path).parts[-2:])
-
-    before = {key(s["path"]): s.get("sha256") for s in trained.get("sources", []) if isinstance(s, dict)}
-    changed = [key(s["path"]) for s in now.get("sources", []) if before.get(key(s["path"]), s["sha256"]) != s["sha256"]]
+    before = trained.checksums()
+    changed = [place for place, sha in now.checksums().items() if before.get(place, sha) != sha]
     if changed:
         raise TrainError(
             f"--init {model} was trained on another {', '.join(changed)} than the one in {data}: its dev set would be "

@@ -42,6 +42,7 @@ from attention_core.analysis.alignment import (
 )
 from attention_core.analysis.attribution import input_x_gradient, kendall_tau
 from attention_core.data.corpora import data_home
+from attention_core.data.info import DataInfo
 from attention_core.data.subword import word_rows, word_spans
 from attention_core.data.text import detokenize_chinese, has_chinese
 from attention_core.decoding.config import DecodeConfig
@@ -304,12 +305,10 @@ def model_summary(registry: ModelRegistry, name: str) -> str:
         tokens = TOKENIZER_WORDS.get(side.get("tokenizer", ""), html.escape(str(side.get("tokenizer", "tokens"))))
         parts.append(f"{what}: {tokens} ({size} in its vocabulary)"
                      + (", right to left 从右到左" if is_rtl(side) else ""))
-    data = card.meta.get("data") if isinstance(card.meta.get("data"), dict) else {}
-    train = (data.get("sources") or {}).get("train") if isinstance(data.get("sources"), dict) else None
-    paths = train.get("paths") if isinstance(train, dict) else None
-    sizes = data.get("sizes") if isinstance(data.get("sizes"), dict) else {}
-    if isinstance(paths, list) and paths:
-        counts = " / ".join(f"{sizes[k]} {k}" for k in ("train", "dev", "test") if isinstance(sizes.get(k), int))
+    data = DataInfo.read(card.meta.get("data"))
+    paths = data.train_paths()
+    if paths:
+        counts = " / ".join(f"{data.sizes[k]} {k}" for k in ("train", "dev", "test") if k in data.sizes)
         files = ", ".join(f"`{html.escape(Path(str(path)).name)}`" for path in paths)
         parts.append(f"trained on {files}" + (f" ({counts} pairs)" if counts else ""))
     bleu = card.meta.get("best_dev_bleu")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from attention_core.data.info import DataInfo
 from attention_core.data.tasks import Task
 from attention_core.decoding.folder import (
     CONFIG,
@@ -184,8 +185,8 @@ def own_examples(translator: Translator, count: int = 5) -> list[str]:
     try:
         sources = list(dict.fromkeys(source for source, _ in splits_from_info(data).test))
     except (DataError, OSError, ValueError, TypeError):
-        example = data.get("example") if isinstance(data, dict) else None
-        return [example] if isinstance(example, str) and example.strip() else []
+        example = DataInfo.read(data).example
+        return [example] if example else []
     picked = sorted(sources[: 20 * count], key=len)[:count]  # short ones of the first few: quick to read
     return [source for source in sources if source in picked]
 

@@ -9,9 +9,10 @@ say so, naming each model's data; when every model of a task is on the same data
 from __future__ import annotations
 
 import json
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from attention_core.data.info import DataInfo
 from demo.models import OWN, variant_label
 
 if TYPE_CHECKING:
@@ -28,10 +29,7 @@ def training_data(meta: dict) -> str | None:
     Returns:
         E.g. ``cmn-eng ×3 + cmn-eng-extra + tv4dialog``; ``None`` when the metadata does not say.
     """
-    data = meta.get("data") if isinstance(meta.get("data"), dict) else {}
-    sources = data.get("sources") if isinstance(data.get("sources"), list) else []
-    names = list(dict.fromkeys(PurePath(str(s["path"])).parent.name  # a corpus's several files: its folder once
-                               for s in sources if isinstance(s, dict) and s.get("path")))
+    names = DataInfo.read(meta.get("data")).corpus_names()
     if not names:
         return None
     train = meta.get("train") if isinstance(meta.get("train"), dict) else {}

@@ -15,6 +15,7 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from attention_core.data.corpora import data_home
+from attention_core.data.info import DataInfo
 from attention_core.decoding.couplet import CoupletRules
 from attention_core.decoding.folder import ModelLoadError
 from attention_core.editing import names
@@ -1402,8 +1403,7 @@ def warm(registry: ModelRegistry) -> None:
     """
     plot = gr.Plot()
     own = registry.card(OWN, registry.default_variant(OWN))
-    data = own.meta.get("data") if own is not None else None
-    own_example = data.get("example") if isinstance(data, dict) else None
+    own_example = DataInfo.read(own.meta.get("data")).example if own is not None else None
     for task, example in (("translation", TRANSLATION_EXAMPLES[1]), ("couplet", COUPLET_EXAMPLES[1]),
                           (OWN, own_example)):
         if task not in registry.models or not isinstance(example, str) or not example.strip():

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from attention_core.data.info import DataInfo
 from attention_core.data.parallel import PARALLEL
 from attention_core.decoding.translator import Translator
 from attention_core.model.config import TRANSFORMER, ModelConfig
@@ -71,11 +72,9 @@ def _side(side: dict, name: str) -> str:
     return f"- {name}{language}: {tokens.get(side.get('tokenizer'), side.get('tokenizer'))}{direction}"
 
 
-def _sources(data: dict) -> str:
+def _sources(data: DataInfo) -> str:
     lines = []
-    for split, record in (data.get("sources") or {}).items():
-        if not isinstance(record, dict):
-            continue
+    for split, record in data.own_sources.items():
         paths = record.get("paths") or []
         if record.get("format") == "hf":
             where = f"Hugging Face dataset `{paths[0] if paths else '?'}`, split `{record.get('split')}`"
@@ -106,11 +105,10 @@ def own_model_card(translator: Translator, repo_id: str) -> str:
         raise ValueError(f"own_model_card is for models of your own, not a {translator.task.name} model")
     cfg, meta, spec = translator.model.cfg, translator.meta, translator.task.spec or {}
     source, target = spec.get("source", {}), spec.get("target", {})
-    data = meta.get("data") if isinstance(meta.get("data"), dict) else {}
+    data = DataInfo.read(meta.get("data"))
     languages = [x for x in (source.get("language"), target.get("language")) if x]
     pair = " → ".join(x or side for x, side in ((source.get("language"), "source"), (target.get("language"), "target")))
-    example = data.get("example") if isinstance(data.get("example"), str) else "…"
-    example = example.replace("\\", "\\\\").replace('"', '\\"')
+    example = (data.example or "…").replace("\\", "\\\\").replace('"', '\\"')
     sources = _sources(data) or "- not recorded"
     return write_card(
         translator, languages=languages, tag="translation", title=f"{pair} — `{cfg.decoder}` / `{cfg.score}`",
@@ -119,8 +117,8 @@ def own_model_card(translator: Translator, repo_id: str) -> str:
         mark=True, sections=[
             ("Data", f"""{sources}
 
-Split: {data.get("rule", "not recorded")} (seed {data.get("seed")}); sizes {json.dumps(data.get("sizes"))};
-{data.get("skipped_lines", 0)} malformed lines skipped. The corpus's own license applies to this model.
+Split: {data.rule or "not recorded"} (seed {data.seed}); sizes {json.dumps(data.sizes or None)};
+{data.skipped_lines} malformed lines skipped. The corpus's own license applies to this model.
 """),
             ("Tokens", f"{_side(source, 'source')}\n{_side(target, 'target')}\n"),
             ("Training", f"""```

@@ -24,6 +24,7 @@ from attention_core.data.atomic import atomic_write_text
 from attention_core.data.corpora import sha256_file
 from attention_core.data.encoded import FOLDER as ENCODED
 from attention_core.data.encoded import build_vocabs
+from attention_core.data.info import DataInfo
 from attention_core.data.subword import Subwords
 from attention_core.data.tasks import TASKS, Splits, load_splits
 from attention_core.decoding.folder import CONFIG, SUBWORDS, WEIGHTS, load_folder, save_pretrained
@@ -256,19 +257,18 @@ COUPLET_TRAIN_SETS = {
 """``couplet/train/in.txt`` by its sha256 (``shared/data/couplet/README.md``): which training set a model saw."""
 
 
-def data_licenses(task: str, data: dict) -> str:
+def data_licenses(task: str, data: DataInfo) -> str:
     """The model card's data and license line, from the corpora a model's metadata says it trained on.
 
     Args:
         task: ``translation`` or ``couplet``.
-        data: The model's ``meta["data"]`` (its ``sources`` and ``extra``).
+        data: What the model trained on (its corpus files and extra corpora).
     """
     lines = [CORPUS_LICENSES[RECIPES[task].corpus]]
     if "{train}" in lines[0]:  # a corpus with several training sets: which one
-        train = next((s.get("sha256") for s in data.get("sources", [])
-                      if isinstance(s, dict) and str(s.get("path", "")).endswith("couplet/train")), None)
+        train = data.checksums().get("couplet/train")
         lines = [lines[0].format(train=COUPLET_TRAIN_SETS.get(train, "a training set"))]
-    lines += [CORPUS_LICENSES.get(extra, extra) for extra in data.get("extra") or []]
+    lines += [CORPUS_LICENSES.get(extra, extra) for extra in data.extra]
     return "; ".join(lines)
 
 
@@ -290,7 +290,7 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
     """
     translator = load_folder(folder)
     meta = translator.meta
-    data = meta.get("data", {})
+    data = DataInfo.read(meta.get("data"))
     rows = "\n".join(
         f"| {name} | {r['n']} | {r['bleu']:.2f} | {r['chrf']:.2f} | {r.get('unk_outputs', '—')} |"
         for name, r in reports.items()
@@ -309,8 +309,8 @@ def model_card(folder: Path, task: str, variant: str, reports: dict[str, dict], 
     return write_card(
         translator, languages=RECIPES[task].languages, tag=task, title=f"{task} — `{variant}`", license_="other",
         about=f", weights stored in float16.\n{_subword_line(translator)}\n", sections=[
-            ("Data and license", f"{data_licenses(task, data)}. Split: {data.get('rule')} (seed {data.get('seed')}); "
-                                 f"sizes {json.dumps(data.get('sizes'))}.\n"),
+            ("Data and license", f"{data_licenses(task, data)}. Split: {data.rule} (seed {data.seed}); "
+                                 f"sizes {json.dumps(data.sizes or None)}.\n"),
             ("Training", f"```\n{command}\n```\n{_stages_line(meta)}Best dev BLEU {meta.get('best_dev_bleu')} "
                          "(epoch history in `config.json`).\n"),
             ("Test metrics (measured)", "Scoring: sacrebleu, output detokenised and lower-cased; couplets per "
