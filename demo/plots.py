@@ -56,7 +56,7 @@ def _x_range(n: int, rtl: bool) -> list[float]:
     return [n - 0.5, -0.5] if rtl else [-0.5, n - 0.5]
 
 
-def alignment_figure(
+def alignment_figure(  # noqa: PLR0913 — to do: the figure's options into one value (issue #55)
     source: Sequence[str],
     output: Sequence[str],
     weights: Sequence[Sequence[float]],

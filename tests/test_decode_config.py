@@ -66,3 +66,20 @@ def test_decode_takes_tokens_and_gives_translate_s_outputs():
     assert [o.tokens for o in outs] == [o.tokens for o in model.translate(["我喜欢", "今天"], config)]
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.beam_size = 3  # type: ignore[misc]
+
+
+def test_the_searches_take_the_same_config():
+    from attention_core.decoding.search import beam_search, beam_search_nbest, greedy
+
+    model = translator().model
+    src, lengths = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]]), torch.tensor([4, 2])
+    config = DecodeConfig(beam_size=3, max_len=5, window=1, alpha=0.5)
+    for search in (greedy, beam_search):
+        by_config, by_name = search(model, src, lengths, config), search(model, src, lengths, beam_size=3, max_len=5,
+                                                                          window=1, alpha=0.5)
+        assert [h.tokens for h in by_config] == [h.tokens for h in by_name]
+        assert all(len(h.tokens) <= 5 for h in by_config)
+    default, five = beam_search_nbest(model, src, lengths), beam_search_nbest(model, src, lengths, beam_size=5)
+    assert [[h.tokens for h in n] for n in default] == [[h.tokens for h in n] for n in five]  # beam 5 by default
+    with pytest.raises(TypeError, match="config must be a DecodeConfig, got int 3: pass settings by name"):
+        beam_search(model, src, lengths, 3)

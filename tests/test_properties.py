@@ -139,7 +139,7 @@ def _model_and_batch(options, seed, lengths):
 @given(search_inputs())
 def test_beam_one_is_greedy(inputs):
     model, src, lengths = _model_and_batch(*inputs)
-    for g, b in zip(greedy(model, src, lengths, max_len=8), beam_search(model, src, lengths, 1, max_len=8)):
+    for g, b in zip(greedy(model, src, lengths, max_len=8), beam_search(model, src, lengths, beam_size=1, max_len=8)):
         assert g.tokens == b.tokens and g.finished == b.finished
         torch.testing.assert_close(g.weights, b.weights)
         assert g.score == pytest.approx(b.score, abs=1e-4)
@@ -149,9 +149,9 @@ def test_beam_one_is_greedy(inputs):
 @given(search_inputs(), st.integers(1, 4))
 def test_a_batch_decodes_like_its_sentences_one_by_one(inputs, beam):
     model, src, lengths = _model_and_batch(*inputs)
-    batched = beam_search(model, src, lengths, beam, max_len=8)
+    batched = beam_search(model, src, lengths, beam_size=beam, max_len=8)
     for b, n in enumerate(lengths.tolist()):
-        single = beam_search(model, src[b : b + 1, :n], lengths[b : b + 1], beam, max_len=8)[0]
+        single = beam_search(model, src[b : b + 1, :n], lengths[b : b + 1], beam_size=beam, max_len=8)[0]
         assert single.tokens == batched[b].tokens
         torch.testing.assert_close(single.weights, batched[b].weights, atol=1e-5, rtol=1e-4)
 

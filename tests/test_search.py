@@ -165,8 +165,8 @@ def test_the_coverage_penalty_reranks_finished_hypotheses_by_the_attention_they_
         model.generator.bias[model.cfg.eos_id] += 2.0  # hypotheses end at different lengths: coverage differs
     src, lengths = _src()
     plain = beam_search_nbest(model, src, lengths, beam_size=4, max_len=12)
-    assert [[h.tokens for h in hyps] for hyps in beam_search_nbest(model, src, lengths, 4, 12, coverage=0.0)] == [
-        [h.tokens for h in hyps] for hyps in plain]
+    off = beam_search_nbest(model, src, lengths, beam_size=4, max_len=12, coverage=0.0)
+    assert [[h.tokens for h in hyps] for hyps in off] == [[h.tokens for h in hyps] for hyps in plain]
     changed = False
     for beta in (0.5, 50.0):
         nbest = beam_search_nbest(model, src, lengths, beam_size=4, max_len=12, coverage=beta)
@@ -191,10 +191,10 @@ def test_a_model_without_attention_is_never_penalised(monkeypatch):
     torch.manual_seed(0)
     model = _model(decoder="none")
     src, lengths = _src()
-    assert [h.tokens for h in beam_search(model, src, lengths, 3, 10, coverage=5.0)] == [
-        h.tokens for h in beam_search(model, src, lengths, 3, 10)]
+    assert [h.tokens for h in beam_search(model, src, lengths, beam_size=3, max_len=10, coverage=5.0)] == [
+        h.tokens for h in beam_search(model, src, lengths, beam_size=3, max_len=10)]
     with pytest.raises(AssertionError, match="scored"):  # an attention model is scored
-        beam_search(_model(decoder="luong", score="dot"), src, lengths, 3, 10, coverage=5.0)
+        beam_search(_model(decoder="luong", score="dot"), src, lengths, beam_size=3, max_len=10, coverage=5.0)
 
 
 def test_live_penalties_leave_padding_out_and_match_one_output_at_a_time():
@@ -229,7 +229,7 @@ def test_cli_coverage_flag_reaches_the_search_and_refuses_bad_values(tmp_path, c
     save_pretrained(tiny("translation"), tmp_path / "m", half=False)
     seen = []
     real = pipeline.beam_search_nbest
-    monkeypatch.setattr(pipeline, "beam_search_nbest", lambda *a, **k: seen.append(k["coverage"]) or real(*a, **k))
+    monkeypatch.setattr(pipeline, "beam_search_nbest", lambda *a, **k: seen.append(a[3].coverage) or real(*a, **k))
     from attention_core.data.tasks import TASKS
 
     for given, used in (([], TASKS["translation"].coverage), (["--coverage", "0.3"], 0.3)):

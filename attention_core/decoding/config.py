@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from attention_core.decoding.couplet import CoupletRules
 from attention_core.decoding.repetition import LoopGuard
-from attention_core.decoding.search import check_coverage
 from attention_core.model.seq2seq import WindowArg
 
 if TYPE_CHECKING:
@@ -37,7 +36,16 @@ class DecodeConfig:
             (``Task.loop_guard``: on for translation).
         coverage: Beam search's coverage penalty ``β`` (outputs that leave source words without attention rank
             lower; [`coverage_penalty`][attention_core.decoding.search.coverage_penalty]); ``None`` is the task's
-            default (``Task.coverage``). Greedy search ignores it.
+            default (``Task.coverage``), or off where there is no task (the searches called directly). Greedy
+            search ignores it.
+        alpha: Beam search's length-normalisation exponent: a finished output scores ``log p / len^alpha``
+            (0: the raw log-probability). Greedy search ignores it.
+
+    The searches themselves ([`greedy`][attention_core.decoding.search.greedy],
+    [`beam_search_nbest`][attention_core.decoding.search.beam_search_nbest]) read the search's fields (beam size,
+    length limit, window, hard attention, coverage, alpha); the constraints (couplet rules, loop guard) reach them
+    as one ``constraint``, which the [`Translator`][attention_core.decoding.translator.Translator] builds from
+    ``constrained``, ``rules`` and ``loop_guard``.
     """
 
     beam_size: int = 1
@@ -48,6 +56,7 @@ class DecodeConfig:
     max_len: int | None = None
     loop_guard: bool | LoopGuard | None = None
     coverage: float | None = None
+    alpha: float = 1.0
 
     def for_task(self, task: Task) -> DecodeConfig:
         """This config with the task's defaults in place of ``None``, the loop guard as a ``LoopGuard`` or ``False``.
@@ -75,8 +84,21 @@ class DecodeConfig:
         Raises:
             TypeError: For a setting that is not a field of ``DecodeConfig`` (its name in the message).
         """
+        if config is not None and not isinstance(config, DecodeConfig):
+            raise TypeError(f"config must be a DecodeConfig, got {type(config).__name__} {config!r}: pass settings by "
+                            "name (beam_size=5)")
         unknown = sorted(set(settings) - {f.name for f in fields(cls)})
         if unknown:
             raise TypeError(f"unknown decoding setting(s) {', '.join(unknown)}; "
                             f"DecodeConfig has {', '.join(f.name for f in fields(cls))}")
         return replace(config or cls(), **settings)  # type: ignore[arg-type]
+
+
+def check_coverage(coverage: float) -> None:
+    """Refuse a coverage-penalty weight that is not a finite number ≥ 0 (``nan`` included).
+
+    Raises:
+        ValueError: Naming the weight.
+    """
+    if not 0 <= coverage < float("inf"):
+        raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")

@@ -12,13 +12,14 @@ greedy search (a test checks it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor
 
+from attention_core.decoding.config import DecodeConfig, check_coverage
 from attention_core.model.decoder import DecoderState, Memory
-from attention_core.model.seq2seq import Seq2Seq, WindowArg
+from attention_core.model.seq2seq import Seq2Seq
 from attention_core.model.transformer import TransformerMemory, TransformerState
 
 
@@ -178,10 +179,9 @@ def greedy(
     model: Seq2Seq,
     src: Tensor,
     src_lengths: Tensor,
-    max_len: int | None = None,
-    window: WindowArg = "config",
-    hard: bool = False,
+    config: DecodeConfig | None = None,
     constraint: Constraint | None = None,
+    **settings: Any,
 ) -> list[Hypothesis]:
     """Greedy decoding of a batch: the most probable token at every step.
 
@@ -189,15 +189,18 @@ def greedy(
         model: The model (put in eval mode by the caller).
         src: Source ids ``(B, S)``.
         src_lengths: Real source lengths ``(B,)``.
-        max_len: Output limit of every row; by default each row's own
-            [`default_max_len`][attention_core.decoding.search.default_max_len].
-        window: ``"config"``, ``None`` (global) or a half-width ``D``.
-        hard: Hard (argmax) attention.
+        config: Its ``max_len`` (the output limit of every row; by default each row's own
+            [`default_max_len`][attention_core.decoding.search.default_max_len]), ``window`` (``"config"``,
+            ``None`` for global, or a half-width ``D``) and ``hard`` (argmax attention)
+            ([`DecodeConfig`][attention_core.decoding.config.DecodeConfig]).
         constraint: Optional step-wise constraint.
+        **settings: Fields of ``DecodeConfig`` to change (``max_len=10``, ``window=2``, ``hard=True``).
 
     Returns:
         One hypothesis per row.
     """
+    config = DecodeConfig.of(config, **settings)
+    max_len, window, hard = config.max_len, config.window, config.hard
     cfg = model.cfg
     B = src.size(0)
     limits = _limits(model, src_lengths, max_len)
@@ -242,13 +245,9 @@ def beam_search(
     model: Seq2Seq,
     src: Tensor,
     src_lengths: Tensor,
-    beam_size: int = 5,
-    max_len: int | None = None,
-    window: WindowArg = "config",
-    hard: bool = False,
+    config: DecodeConfig | None = None,
     constraint: Constraint | None = None,
-    alpha: float = 1.0,
-    coverage: float = 0.0,
+    **settings: Any,
 ) -> list[Hypothesis]:
     """Batched beam search with length normalisation: the best hypothesis of each row.
 
@@ -260,9 +259,7 @@ def beam_search(
         One hypothesis per row: the finished one with the best ``log p / len^alpha`` (plus the coverage
         penalty when ``coverage`` > 0).
     """
-    nbest = beam_search_nbest(model, src, src_lengths, beam_size, max_len, window, hard, constraint, alpha,
-                              coverage)
-    return [hyps[0] for hyps in nbest]
+    return [hyps[0] for hyps in beam_search_nbest(model, src, src_lengths, config, constraint, **settings)]
 
 
 COVERAGE_FLOOR = 1e-6
@@ -287,16 +284,6 @@ def coverage_penalty(weights: Tensor, floor: float = COVERAGE_FLOOR) -> float:
     return float(_live_penalties(weights.unsqueeze(0), torch.tensor([weights.size(1)]), floor)[0])
 
 
-def check_coverage(coverage: float) -> None:
-    """Refuse a coverage-penalty weight that is not a finite number ≥ 0 (``nan`` included).
-
-    Raises:
-        ValueError: Naming the weight.
-    """
-    if not 0 <= coverage < float("inf"):
-        raise ValueError(f"the coverage penalty's weight must be a finite number ≥ 0, got {coverage}")
-
-
 def _live_penalties(attn: Tensor, src_lengths: Tensor, floor: float) -> Tensor:
     """[`coverage_penalty`][attention_core.decoding.search.coverage_penalty] of every live row at once: ``(B*K,)``.
 
@@ -317,13 +304,9 @@ def beam_search_nbest(
     model: Seq2Seq,
     src: Tensor,
     src_lengths: Tensor,
-    beam_size: int = 5,
-    max_len: int | None = None,
-    window: WindowArg = "config",
-    hard: bool = False,
+    config: DecodeConfig | None = None,
     constraint: Constraint | None = None,
-    alpha: float = 1.0,
-    coverage: float = 0.0,
+    **settings: Any,
 ) -> list[list[Hypothesis]]:
     """Batched beam search with length normalisation, returning every finished hypothesis.
 
@@ -336,31 +319,39 @@ def beam_search_nbest(
     better.) The rule is still a heuristic: a live hypothesis that scores worse now but would
     overtake after more tokens is not pursued.
 
+    The settings are a [`DecodeConfig`][attention_core.decoding.config.DecodeConfig]'s (default: beam 5), or its
+    fields by name:
+
+    * ``beam_size``: live hypotheses per sentence; 1 is greedy search;
+    * ``max_len``: output limit of every sentence (default: each sentence's own ``default_max_len``);
+    * ``window``: ``"config"``, ``None`` (global) or a half-width ``D``; ``hard``: hard (argmax) attention;
+    * ``alpha``: the length-normalisation exponent (0 = raw log-probability);
+    * ``coverage``: weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
+      ``log p / len^alpha + β Σ_j log min(Σ_t a_tj, 1)``, so one that left source words without attention (an
+      untranslated clause) ranks lower ([`coverage_penalty`][attention_core.decoding.search.coverage_penalty]); a
+      live hypothesis is compared with its penalty so far. ``log p / len`` is a per-token average while the
+      penalty is a sum over the source, so useful weights are far below GNMT's 0.2
+      (``results/coverage_penalty.md``). ``0`` or ``None`` (the default): off; a model without attention is never
+      penalised.
+
     Args:
         model: The model (in eval mode).
         src: Source ids ``(B, S)``.
         src_lengths: Real source lengths ``(B,)``.
-        beam_size: Live hypotheses per sentence; 1 is greedy search.
-        max_len: Output limit of every sentence (default: each sentence's own ``default_max_len``).
-        window: ``"config"``, ``None`` (global) or a half-width ``D``.
-        hard: Hard (argmax) attention.
+        config: The settings (default: ``DecodeConfig(beam_size=5)``).
         constraint: Optional step-wise constraint.
-        alpha: Length-normalisation exponent (0 = raw log-probability).
-        coverage: Weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
-            ``log p / len^alpha + β Σ_j log min(Σ_t a_tj, 1)``, so one that left source words without
-            attention (an untranslated clause) ranks lower
-            ([`coverage_penalty`][attention_core.decoding.search.coverage_penalty]); a live hypothesis is compared with
-            its penalty so far. ``log p / len`` is a per-token average while the penalty is a sum over the
-            source, so useful weights are far below GNMT's 0.2 (``results/coverage_penalty.md``).
-            ``0`` (the default): off; a model without attention is never penalised.
+        **settings: Fields of ``DecodeConfig`` to change.
 
     Returns:
         Per row, its finished hypotheses, best first by the normalised score ``log p / len^alpha`` (ties
         keep the order they finished in): at least ``beam_size`` when the row stopped before its length
         limit; at the limit, those finished so far, or the best live one when none had finished.
     """
+    config = DecodeConfig.of(config or DecodeConfig(beam_size=5), **settings)
+    beam_size, max_len, window, hard, alpha = config.beam_size, config.max_len, config.window, config.hard, config.alpha
     if beam_size < 1:
         raise ValueError(f"beam size must be at least 1, got {beam_size}")
+    coverage = config.coverage or 0.0  # no task here to give a default: off
     check_coverage(coverage)
     coverage = coverage if coverage and model.has_attention else 0.0  # a model without attention: no penalty
     cfg = model.cfg

@@ -400,12 +400,10 @@ class Translator:
                 couplet = CoupletConstraint(sources, self.tgt_vocab, config.rules, self.device,
                                             self.meta.get("overproduction"))
                 constraint = couplet if constraint is None else Chain(couplet, constraint)
-            args = dict(max_len=config.max_len, window=config.window, hard=config.hard, constraint=constraint)
             if config.beam_size == 1:
-                nbest = [[hyp] for hyp in greedy(self.model, batch.src, batch.src_lengths, **args)]
+                nbest = [[hyp] for hyp in greedy(self.model, batch.src, batch.src_lengths, config, constraint)]
             else:
-                nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, config.beam_size,
-                                          coverage=config.coverage, **args)
+                nbest = beam_search_nbest(self.model, batch.src, batch.src_lengths, config, constraint)
             for i, src, (hyp, *others) in zip(index, sources, nbest):
                 tokens = [self.tgt_vocab.itos[i] for i in hyp.tokens]  # one per weight row
                 if constrained:

@@ -126,7 +126,7 @@ class Seq2Seq(nn.Module):
         out = self.decoder.step(emb, state, memory, t, self.resolve_window(window), hard)
         return ModelStep(self.project(out.output), out.state, out.weights, out.centre)
 
-    def forward(
+    def forward(  # noqa: PLR0913 — to do: the decode-time attention settings into one value (issue #55)
         self,
         src: Tensor,
         src_lengths: Tensor,

@@ -211,7 +211,7 @@ def source_lengths(examples: Sequence[Example]) -> dict[str, int]:
     return {"p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99), "max": lengths[-1]}
 
 
-def fit(
+def fit(  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
     task: Task,
     splits: Splits,
     out_dir: str | Path,
@@ -293,7 +293,7 @@ def fit(
                     encoded, pieces, find_names)
 
 
-def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: TrainConfig, resume: bool,
+def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: TrainConfig, resume: bool,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
          dev_: torch.device, progress: bool, command: str | None, init: Translator | None, rank: int,
          world: int, encoded: Path, pieces: Subwords | None, find_names: FindNames | None) -> dict:
     """[`fit`][attention_core.training.loop.fit] in a folder this process holds."""
@@ -422,7 +422,7 @@ def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
     return folder
 
 
-def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,
+def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
                   out: Path, resume: bool, encoded: Path, seed: Subwords | None) -> _Data:
     """Subwords and vocabularies (the task's encoded corpus, learned, or the continued model's), then the ids."""
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
@@ -459,7 +459,7 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
     return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history, encoding)
 
 
-def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None, precision: str,
+def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None, precision: str,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
                *, device: torch.device, out: Path, rank: int, world: int, progress: bool) -> Run:
     """The model (new, or the continued one's weights), its optimiser, learning-rate schedule and starting state.
 
@@ -533,7 +533,7 @@ def _same_pairs(meta: dict, splits: Splits, train_cfg: TrainConfig) -> bool:
                                                    for k in ("max_train", "max_len"))
 
 
-def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,
+def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
               examples: Sequence[Example], init: Translator | None, names_in: Path | None = None,
               find_names: FindNames | None = None) -> dict:
     """The model's metadata: data split, settings, command, history, source lengths, and what it continues.
