@@ -23,6 +23,7 @@ from typing import NoReturn
 import torch.distributed as dist
 
 from attention_core.analysis.evaluation import evaluate
+from attention_core.analysis.notes import notes as output_notes
 from attention_core.data import corpora
 from attention_core.data.atomic import atomic_write_text
 from attention_core.data.corpora import DATA_ENV, DEFAULT_REPO, MANIFEST, REPO_ENV, RUNS_ENV, runs_home
@@ -613,7 +614,7 @@ def _print_outputs(translator: Translator, outputs: Sequence[Output], args: argp
     print(" ".join(out.text for out in outputs))
     for i, out in enumerate(outputs, 1):
         where = f"sentence {i}: " if len(outputs) > 1 else ""
-        for note in translator.notes(out):
+        for note in output_notes(translator, out):
             print(f"note: {where}{note.en}", file=sys.stderr)
         for label in ("name", "number", "word"):
             for line in out.names.lines(label) if out.names else []:

@@ -41,6 +41,8 @@ from attention_core.analysis.alignment import (
     threshold_links,
 )
 from attention_core.analysis.attribution import input_x_gradient, kendall_tau
+from attention_core.analysis.notes import Note
+from attention_core.analysis.notes import notes as output_notes
 from attention_core.data.corpora import data_home
 from attention_core.data.info import DataInfo
 from attention_core.data.subword import word_rows, word_spans
@@ -49,7 +51,7 @@ from attention_core.decoding.config import DecodeConfig
 from attention_core.decoding.couplet import CoupletRules
 from attention_core.decoding.coverage import THRESHOLD as COVERAGE_THRESHOLD
 from attention_core.decoding.folder import ModelLoadError
-from attention_core.decoding.translator import SENTENCE_TOKENS, InputError, Note, Output, Translator
+from attention_core.decoding.translator import SENTENCE_TOKENS, InputError, Output, Translator
 from attention_core.editing import switch
 from attention_core.model.transformer import AttentionMaps
 from demo.errors import refuse
@@ -373,7 +375,7 @@ def summary_line(outs: list[Output], notes: list[list[Note]], settings: Settings
 
     Args:
         outs: The outputs of one request (a paragraph's sentences).
-        notes: Each output's notes ([`Translator.notes`][attention_core.decoding.translator.Translator.notes]).
+        notes: Each output's notes ([`notes`][attention_core.analysis.notes.notes]).
         settings: The controls.
         seconds: What the request took.
         window: The window in force (``None``: global).
@@ -1151,7 +1153,7 @@ def run(registry: ModelRegistry, task: str, text: str | None, settings: Settings
                                 [t for word in translator.untranslated(out) for t in word.tokens],
                                 translator.task.tokenize_src)
                  for i, (out, m) in enumerate(zip(outs, maps))]
-    notes = [translator.notes(out) for out in outs]
+    notes = [output_notes(translator, out) for out in outs]
     data = model_data_line(registry, task, settings.variant)
     info = _info(couplet, outs, notes, settings, seconds, model.resolve_window(window), model, data)
     summary = summary_line(outs, notes, settings, seconds, model.resolve_window(window), model, data)

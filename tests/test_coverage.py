@@ -4,6 +4,7 @@ over each word's tokens, tokens mapped back to words exactly."""
 
 import pytest
 
+from attention_core.analysis.notes import notes
 from attention_core.decoding.coverage import THRESHOLD, Word, low_coverage, source_words
 
 TOKENS = ["我", "的", "朋", "友", "张", "伟", "是", "一", "名", "麻", "醉", "师", "。"]
@@ -48,7 +49,7 @@ def test_the_translator_names_flagged_words_in_a_note_and_never_for_the_baseline
     out.weights[:, 0] = 1.0  # all attention on 我: 喜欢, 自然, 语言, 处理 received none
     words = [w.text for w in translator.untranslated(out)]
     assert words and set(words) <= {"喜欢", "自然语言", "自然", "语言", "处理"}
-    note = next(n for n in translator.notes(out) if n.kind == "untranslated")
+    note = next(n for n in notes(translator, out) if n.kind == "untranslated")
     assert all(w in note.en and w in note.zh for w in words) and "0.4" in note.en
     out.weights[:] = 1 / 3  # every character 1.0 in total: every word well above the threshold
     assert translator.untranslated(out) == []

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from attention_core.analysis.notes import notes
 from attention_core.data.tasks import get_task
 from attention_core.data.text import split_sentences
 from attention_core.data.vocab import Vocab
@@ -75,17 +76,17 @@ def test_a_paragraph_translates_sentence_by_sentence_in_order():
 def test_notes_explain_long_and_unknown_inputs():
     translator = _translator()
     plain = translator.translate(["我喜欢猫"])[0]
-    assert translator.notes(plain) == []
+    assert notes(translator, plain) == []
     long_ = translator.translate(["我喜欢猫今天很好你呢"])[0]
-    assert [n.kind for n in translator.notes(long_)] == ["long"]
-    assert "99 %" in translator.notes(long_)[0].en and "8" in translator.notes(long_)[0].en
+    assert [n.kind for n in notes(translator, long_)] == ["long"]
+    assert "99 %" in notes(translator, long_)[0].en and "8" in notes(translator, long_)[0].en
     odd = translator.translate(["我爱狗狗龙"])[0]
-    assert [n.kind for n in translator.notes(odd)] == ["unknown"]
+    assert [n.kind for n in notes(translator, odd)] == ["unknown"]
     del translator.meta["source_lengths"]
-    assert translator.notes(long_) == []  # no recorded lengths, no length claim
+    assert notes(translator, long_) == []  # no recorded lengths, no length claim
     couplets = _translator()
     couplets.task = get_task("couplet")  # a couplet's note speaks of 上联 and 下联, not of translation and BLEU
-    (note,) = couplets.notes(couplets.translate(["我喜欢猫今天很好你呢"])[0])
+    (note,) = notes(couplets, couplets.translate(["我喜欢猫今天很好你呢"])[0])
     assert "上联" in note.zh and "下联" in note.en and "BLEU" not in note.en + note.zh and "译文" not in note.zh
 
 
@@ -115,4 +116,4 @@ def test_a_bad_source_lengths_record_gives_no_note_and_no_crash():
     out = translator.translate(["我喜欢猫今天很好你呢"])[0]
     for bad in (None, [], {"p99": True}, {"p99": "8"}):
         translator.meta["source_lengths"] = bad
-        assert translator.notes(out) == []
+        assert notes(translator, out) == []

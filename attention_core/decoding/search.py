@@ -310,29 +310,23 @@ def beam_search_nbest(
 ) -> list[list[Hypothesis]]:
     """Batched beam search with length normalisation, returning every finished hypothesis.
 
-    Each sentence keeps ``beam_size`` live hypotheses; one that emits ``<eos>`` is set aside with
-    the score ``log p / len^alpha`` (``len`` counts ``<eos>``). A sentence is done when it has at
-    least ``beam_size`` finished hypotheses *and* none of its live hypotheses scores better, by the
-    same normalised score at its current length, than the best finished one; its finished
-    hypotheses are then returned, best first, each with its attention. (Stopping at the ``beam_size``-th finished
-    hypothesis alone could return a short or empty output while a longer live one already scored
-    better.) The rule is still a heuristic: a live hypothesis that scores worse now but would
-    overtake after more tokens is not pursued.
+    Each sentence keeps ``beam_size`` live hypotheses; one that emits ``<eos>`` is set aside with the score
+    ``log p / len^alpha`` (``len`` counts ``<eos>``). A sentence is done when it has at least ``beam_size`` finished
+    hypotheses *and* none of its live hypotheses scores better, by the same normalised score at its current length,
+    than the best finished one; its finished hypotheses are then returned, best first, each with its attention.
+    (Stopping at the ``beam_size``-th finished hypothesis alone could return a short or empty output while a longer
+    live one already scored better.) The rule is still a heuristic: a live hypothesis that scores worse now but
+    would overtake after more tokens is not pursued.
 
-    The settings are a [`DecodeConfig`][attention_core.decoding.config.DecodeConfig]'s (default: beam 5), or its
-    fields by name:
-
-    * ``beam_size``: live hypotheses per sentence; 1 is greedy search;
-    * ``max_len``: output limit of every sentence (default: each sentence's own ``default_max_len``);
-    * ``window``: ``"config"``, ``None`` (global) or a half-width ``D``; ``hard``: hard (argmax) attention;
-    * ``alpha``: the length-normalisation exponent (0 = raw log-probability);
-    * ``coverage``: weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
-      ``log p / len^alpha + β Σ_j log min(Σ_t a_tj, 1)``, so one that left source words without attention (an
-      untranslated clause) ranks lower ([`coverage_penalty`][attention_core.decoding.search.coverage_penalty]); a
-      live hypothesis is compared with its penalty so far. ``log p / len`` is a per-token average while the
-      penalty is a sum over the source, so useful weights are far below GNMT's 0.2
-      (``results/coverage_penalty.md``). ``0`` or ``None`` (the default): off; a model without attention is never
-      penalised.
+    The settings are a [`DecodeConfig`][attention_core.decoding.config.DecodeConfig]'s (default: beam 5) or its
+    fields by name: ``beam_size`` (1 is greedy search), ``max_len`` (default: each sentence's own
+    ``default_max_len``), ``window``, ``hard``, ``alpha`` (the length exponent; 0 = raw log-probability) and
+    ``coverage``, the weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
+    ``log p / len^alpha + β Σ_j log min(Σ_t a_tj, 1)``, so one that left source words without attention (an
+    untranslated clause) ranks lower ([`coverage_penalty`][attention_core.decoding.search.coverage_penalty]); a live
+    hypothesis is compared with its penalty so far. ``log p / len`` is a per-token average while the penalty is a
+    sum over the source, so useful weights are far below GNMT's 0.2 (``results/coverage_penalty.md``). ``0`` or
+    ``None`` (the default): off; a model without attention is never penalised.
 
     Args:
         model: The model (in eval mode).

@@ -202,7 +202,7 @@ def source_lengths(examples: Sequence[Example]) -> dict[str, int]:
     """Percentiles of the training sources' lengths (tokens), saved with the model.
 
     The pipeline compares an input with them to say when a sentence is longer than nearly all
-    training sentences ([`Translator.notes`][attention_core.decoding.translator.Translator.notes]).
+    training sentences ([`notes`][attention_core.analysis.notes.notes]).
     """
     lengths = sorted(len(e.src) for e in examples)
     if not lengths:
