@@ -73,3 +73,39 @@ def __getattr__(name: str):
         warnings.warn(f"attention_core.{name} moved to attention_core.{MOVED[name]}", DeprecationWarning, stacklevel=2)
         return importlib.import_module(f"attention_core.{MOVED[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _MovedModules:
+    """``import attention_core.pipeline`` and ``from attention_core.search import beam_search``, for one release.
+
+    A finder on ``sys.meta_path`` that answers an old flat module's name with the module at its new place (the same
+    module object, so there is one copy of its state), with a ``DeprecationWarning``.
+    """
+
+    @staticmethod
+    def find_spec(fullname: str, path: object = None, target: object = None):  # noqa: D102
+        import importlib.util
+
+        old = fullname.removeprefix(f"{__name__}.")
+        if fullname == old or old not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, _MovedModules)
+
+    @staticmethod
+    def create_module(spec):  # noqa: D102
+        import importlib
+        import warnings
+
+        new = f"{__name__}.{MOVED[spec.name.removeprefix(f'{__name__}.')]}"
+        warnings.warn(f"{spec.name} moved to {new}", DeprecationWarning, stacklevel=2)
+        return importlib.import_module(new)
+
+    @staticmethod
+    def exec_module(module):  # noqa: D102
+        """The module ran already, under its new name."""
+
+
+import sys as _sys  # noqa: E402
+
+if not any(finder is _MovedModules for finder in _sys.meta_path):
+    _sys.meta_path.append(_MovedModules)

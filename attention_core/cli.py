@@ -515,7 +515,9 @@ def _model_options(args: argparse.Namespace, argv: Sequence[str],
 def _training_data(args: argparse.Namespace, argv: Sequence[str], init: Translator | None,
                    data_info: DataInfo) -> tuple[Task, Splits]:
     """The task and its splits: the bundled corpus (checked against ``--init``'s) or a corpus of your own."""
-    if {"seed", "extra"} & set(data_info.unreadable):
+    needed = {"seed"} if args.split_seed is None else set()
+    needed |= {"extra"} if args.extra is None else set()
+    if needed & set(data_info.unreadable):  # what the flags leave to the model's record, the record must say
         raise TrainError(f"--init {args.init}: its data split is unreadable; give --split-seed and --extra")
     seed = args.split_seed if args.split_seed is not None else data_info.seed if data_info.seed is not None \
         else SPLIT_SEED

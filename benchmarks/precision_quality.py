@@ -29,6 +29,7 @@ from attention_core.analysis.evaluation import evaluate  # noqa: E402
 from attention_core.data.atomic import atomic_write_text  # noqa: E402
 from attention_core.data.tasks import TASKS, load_splits  # noqa: E402
 from attention_core.decoding.folder import load_folder  # noqa: E402
+from attention_core.editing.namecache import cached_known_names  # noqa: E402
 from attention_core.hub.zoo import RECIPES, model_options  # noqa: E402
 from attention_core.training.loop import fit  # noqa: E402
 
@@ -41,7 +42,7 @@ def run(precision: str, seed: int, runs: Path, splits) -> dict:
     out = runs / f"{precision}-s{seed}"
     train_cfg = replace(RECIPES[TASK].train, seed=seed, precision=precision)
     fit(TASKS[TASK], splits, out, model_options(TASK, VARIANT), train_cfg, resume=True, progress=False,
-        command=f"python benchmarks/precision_quality.py --seeds {seed}")
+        command=f"python benchmarks/precision_quality.py --seeds {seed}", find_names=cached_known_names)
     tests = {}
     for beam in (1, 5):
         path = runs / f"{precision}-s{seed}-test-beam{beam}.json"

@@ -76,6 +76,7 @@ def main() -> None:
     from attention_core.data.corpora import data_home
     from attention_core.data.tasks import TASKS, load_splits
     from attention_core.decoding.folder import load_folder
+    from attention_core.editing.namecache import cached_known_names
     from attention_core.hub.zoo import RECIPES, model_options
     from attention_core.training.loop import fit
 
@@ -99,7 +100,7 @@ def main() -> None:
     for name, cfg in candidates().items():
         folder = Path(args.runs) / name.replace(", ", "-").replace(" ", "-")
         fit(TASKS["translation"], splits, folder, model_options("translation", "luong-general"), cfg, resume=True,
-            progress=False, init=load_folder(args.first))
+            progress=False, init=load_folder(args.first), find_names=cached_known_names)
         rows[name] = scored(load_folder(folder), folder)
         print(name, rows[name], flush=True)
     write_report(args.out, {"first": repo_path(args.first), "first_epochs": first_epochs, "rows": rows}, markdown)

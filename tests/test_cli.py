@@ -2,6 +2,7 @@ import pytest
 from corpus import data_dir
 
 from attention_core.cli import main
+from attention_core.decoding.translator import InputError
 
 
 def test_translate_prints_text_and_alignment(model_dir, capsys):
@@ -54,3 +55,24 @@ def test_a_paragraph_prints_one_line_and_one_alignment_per_sentence(model_dir, c
     assert len(out.splitlines()[0]) > 0 and "[sentence 1]" in out and "[sentence 2]" in out
     assert out.index("[sentence 1]") < out.index("[sentence 2]")
     assert out.split("[sentence 2]")[1].splitlines()[1].split() == ["今", "天", "很", "好", "<unk>"]
+
+
+def test_init_with_an_unreadable_split_is_refused_unless_the_flags_say_it(tmp_path):
+    """A model whose meta["data"] has a mistyped seed: continuing it on its own split is refused (the split cannot be
+    drawn again), unless --split-seed and --extra give what the record cannot."""
+    import argparse
+
+    from attention_core.cli import _training_data
+    from attention_core.data.info import DataInfo
+    from attention_core.training.trainconfig import TrainError
+
+    unreadable = DataInfo.read({"seed": "1234", "extra": "tv4dialog"})
+    args = argparse.Namespace(split_seed=None, extra=None, init="m", task="couplet", corpus="c.tsv", dev=None,
+                              test=None)
+    with pytest.raises(TrainError, match="its data split is unreadable; give --split-seed and --extra"):
+        _training_data(args, [], None, unreadable)
+    with pytest.raises(TrainError, match="unreadable"):  # the extra corpora still come from the record
+        _training_data(argparse.Namespace(**{**vars(args), "split_seed": 7}), [], None, unreadable)
+    given = argparse.Namespace(**{**vars(args), "split_seed": 7, "extra": []})
+    with pytest.raises(InputError, match="--corpus, --dev and --test are for a corpus of your own"):
+        _training_data(given, [], None, unreadable)  # past the record: the next check speaks

@@ -83,3 +83,14 @@ def test_the_searches_take_the_same_config():
     assert [[h.tokens for h in n] for n in default] == [[h.tokens for h in n] for n in five]  # beam 5 by default
     with pytest.raises(TypeError, match="config must be a DecodeConfig, got int 3: pass settings by name"):
         beam_search(model, src, lengths, 3)
+
+
+def test_a_beam_size_left_open_is_each_callers_default():
+    from attention_core.decoding.search import beam_search_nbest
+
+    model = translator()
+    assert DecodeConfig().for_task(model.task).beam_size == 1  # translate and evaluate: greedy
+    src, lengths = torch.tensor([[4, 5, 6, 7]]), torch.tensor([4])
+    open_, five = (beam_search_nbest(model.model, src, lengths, DecodeConfig(max_len=6)),
+                   beam_search_nbest(model.model, src, lengths, DecodeConfig(beam_size=5, max_len=6)))
+    assert [[h.tokens for h in n] for n in open_] == [[h.tokens for h in n] for n in five]  # the search's: beam 5

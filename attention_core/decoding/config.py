@@ -23,7 +23,8 @@ class DecodeConfig:
     [`for_task`][attention_core.decoding.config.DecodeConfig.for_task] fills them in.
 
     Attributes:
-        beam_size: 1 for greedy search, more for beam search.
+        beam_size: 1 for greedy search, more for beam search; ``None``: the caller's default (greedy for
+            ``Translator.translate`` and ``evaluate``, 5 for ``beam_search`` called directly).
         window: ``"config"`` (the model's own), ``None`` (global) or a half-width ``D`` applied at decode time.
         hard: Hard (argmax) attention at decode time.
         constrained: Couplet constraints; default: on for the couplet task, off otherwise.
@@ -48,7 +49,7 @@ class DecodeConfig:
     ``constrained``, ``rules`` and ``loop_guard``.
     """
 
-    beam_size: int = 1
+    beam_size: int | None = None
     window: WindowArg = "config"
     hard: bool = False
     constrained: bool | None = None
@@ -70,7 +71,8 @@ class DecodeConfig:
         coverage = task.coverage if self.coverage is None else self.coverage
         check_coverage(coverage)
         guard = loop_guard if isinstance(loop_guard, LoopGuard) else LoopGuard() if loop_guard else False
-        return replace(self, constrained=constrained, loop_guard=guard, coverage=coverage)
+        beam_size = 1 if self.beam_size is None else self.beam_size
+        return replace(self, beam_size=beam_size, constrained=constrained, loop_guard=guard, coverage=coverage)
 
     @property
     def guard(self) -> LoopGuard | None:

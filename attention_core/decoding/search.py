@@ -11,7 +11,7 @@ greedy search (a test checks it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import torch
@@ -318,7 +318,7 @@ def beam_search_nbest(
     live one already scored better.) The rule is still a heuristic: a live hypothesis that scores worse now but
     would overtake after more tokens is not pursued.
 
-    The settings are a [`DecodeConfig`][attention_core.decoding.config.DecodeConfig]'s (default: beam 5) or its
+    The settings are a [`DecodeConfig`][attention_core.decoding.config.DecodeConfig]'s (beam 5 unless it says) or its
     fields by name: ``beam_size`` (1 is greedy search), ``max_len`` (default: each sentence's own
     ``default_max_len``), ``window``, ``hard``, ``alpha`` (the length exponent; 0 = raw log-probability) and
     ``coverage``, the weight ``β`` of the coverage penalty (Wu et al. 2016, GNMT): a finished hypothesis scores
@@ -332,7 +332,7 @@ def beam_search_nbest(
         model: The model (in eval mode).
         src: Source ids ``(B, S)``.
         src_lengths: Real source lengths ``(B,)``.
-        config: The settings (default: ``DecodeConfig(beam_size=5)``).
+        config: The settings (default: ``DecodeConfig()``; a ``beam_size`` left ``None`` is 5 here).
         constraint: Optional step-wise constraint.
         **settings: Fields of ``DecodeConfig`` to change.
 
@@ -341,7 +341,9 @@ def beam_search_nbest(
         keep the order they finished in): at least ``beam_size`` when the row stopped before its length
         limit; at the limit, those finished so far, or the best live one when none had finished.
     """
-    config = DecodeConfig.of(config or DecodeConfig(beam_size=5), **settings)
+    config = DecodeConfig.of(config, **settings)
+    if config.beam_size is None:  # the beam search's own default
+        config = replace(config, beam_size=5)
     beam_size, max_len, window, hard, alpha = config.beam_size, config.max_len, config.window, config.hard, config.alpha
     if beam_size < 1:
         raise ValueError(f"beam size must be at least 1, got {beam_size}")

@@ -123,6 +123,13 @@ class Translator:
         """
         return truecase.apply(self.task.detokenize(tokens), self.meta.get("truecase"))
 
+    def __getattr__(self, name: str) -> Any:
+        """Where the methods that left the Translator went (a plain ``AttributeError`` for any other name)."""
+        moved = {"notes": "attention_core.analysis.notes.notes(translator, output)"}
+        if name in moved:
+            raise AttributeError(f"Translator.{name} moved: use {moved[name]}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @property
     def reads_names(self) -> bool:
         """Whether the names switch applies: a Chinese → English model.
@@ -292,7 +299,7 @@ class Translator:
             InputError: On an empty or over-long input.
             TypeError: For a setting ``DecodeConfig`` does not have.
         """
-        if "names" in settings:
+        if settings.pop("names", False):  # names=False: the plain translation, which this is
             raise TypeError("translate() has no names switch any more: use attention_core.editing.switch.translate("
                             "translator, texts, names=True, ...)")
         config = DecodeConfig.of(config, **settings).for_task(self.task)

@@ -565,6 +565,9 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
                                              report=lambda event: print(json.dumps(event), flush=True))
             names_in.mkdir(parents=True, exist_ok=True)
             atomic_write_text(cache, json.dumps(meta["known_names"], ensure_ascii=False))
+        else:  # said, not silent: the names switch will romanise every name this model knows
+            print(json.dumps({"event": "known-names", "found": False, "why": "fit was given no find_names (the CLI "
+                              "and the zoo pass attention_core.editing.namecache.cached_known_names)"}), flush=True)
     if init is not None:
         meta["continued_from"] = {
             "epochs": len(_history(init)),
