@@ -43,9 +43,9 @@ from attention_core.hub.zoo import RECIPE_SETS, model_options
 recipe = RECIPE_SETS["gpu"]["translation"]
 splits = load_splits("translation", sys.argv[1], extra=recipe.extra)
 with tempfile.TemporaryDirectory() as out:  # the pairs exactly as a run encodes them (training._prepare_data)
-    data = training._prepare_data(TASKS["translation"], splits, recipe.train, None,
-                                  model_options("translation", "luong-general"), Path(out), False,
-                                  Path(out) / "encoded", None)
+    job = training._Job(TASKS["translation"], splits, Path(out), model_options("translation", "luong-general"),
+                        recipe.train, training.RunOptions(), Path(out) / "encoded")
+    data = training._prepare_data(job)
 print(len(cached_known_names(["".join(e.src) for e in data.examples])), "known names cached")
 PY
 ls -l .gpu

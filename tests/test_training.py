@@ -463,3 +463,14 @@ def test_a_decay_longer_than_the_run_or_a_final_rate_out_of_range_is_refused():
         TrainConfig(epochs=3, decay_epochs=4).validate()
     with pytest.raises(ValueError, match="final_lr_ratio"):
         TrainConfig(epochs=3, decay_epochs=1, final_lr_ratio=0).validate()
+
+
+def test_run_options_come_as_one_value_or_by_name_and_a_wrong_one_is_named():
+    from attention_core.training.loop import RunOptions
+
+    assert RunOptions.of(resume=True, progress=False) == RunOptions(resume=True, progress=False)
+    assert RunOptions.of(RunOptions(command="x"), resume=True) == RunOptions(command="x", resume=True)
+    with pytest.raises(TypeError, match="unknown run setting.*resumed.*RunOptions has resume"):
+        fit(get_task("translation"), None, "out", {}, TrainConfig(), resumed=True)
+    with pytest.raises(TypeError, match="options must be a RunOptions, got bool: pass settings by name"):
+        fit(get_task("translation"), None, "out", {}, TrainConfig(), True)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -55,6 +56,69 @@ from attention_core.training.trainconfig import TrainConfig, TrainError
 
 FindNames = Callable[..., list[str]]
 """How a run finds the names its training sources hold: ``find_names(sources, report=print_event) -> names``."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where and how a run of [`fit`][attention_core.training.loop.fit] runs, beside what it trains (``TrainConfig``).
+
+    Attributes:
+        resume: Continue from ``out_dir/checkpoint.pt``.
+        device: Force a device (default: CUDA if available).
+        progress: Show a progress bar.
+        command: The command line, recorded in the model's metadata.
+        init: A trained model to continue (fine-tuning); ``model_options`` may then only repeat its settings.
+        encoded: The folder of encoded corpora a bundled task's run reads its pieces, vocabularies and ids from,
+            or encodes them into ([`attention_core.data.encoded`][attention_core.data.encoded]); default: ``encoded``
+            in the runs folder ([`runs_home`][attention_core.data.corpora.runs_home]).
+        pieces: The subword pieces a bundled task's encoded corpus is made with when it is not saved yet
+            (``load_or_encode``'s ``seed``; the zoo passes its shipped default model's); default: learned.
+        find_names: For a task that lists the names its model knows (``task.lists_known_names``: Chinese →
+            English), how to find the names the training sources hold often enough for the model to learn them,
+            called as ``find_names(sources, report=print_event)``: the editing layer's
+            [`cached_known_names`][attention_core.editing.namecache.cached_known_names], which the command line and
+            the zoo pass. Training itself knows no names; without it the model lists none (the log says so, and
+            the names switch then romanises every name it finds).
+    """
+
+    resume: bool = False
+    device: str | None = None
+    progress: bool = True
+    command: str | None = None
+    init: Translator | None = None
+    encoded: str | Path | None = None
+    pieces: Subwords | None = None
+    find_names: FindNames | None = None
+
+    @classmethod
+    def of(cls, options: RunOptions | None = None, **settings: Any) -> RunOptions:
+        """``options`` (or the defaults) with ``settings`` changed.
+
+        Raises:
+            TypeError: For a setting that is not a field (its name in the message), or ``options`` that is not a
+                ``RunOptions``.
+        """
+        if options is not None and not isinstance(options, RunOptions):
+            raise TypeError(f"options must be a RunOptions, got {type(options).__name__}: pass settings by name "
+                            "(resume=True)")
+        unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise TypeError(f"unknown run setting(s) {', '.join(unknown)}; RunOptions has "
+                            f"{', '.join(f.name for f in dataclasses.fields(cls))}")
+        return dataclasses.replace(options or cls(), **settings)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One call of ``fit``, its inputs settled: what trains, where, and how."""
+
+    task: Task
+    splits: Splits
+    out: Path
+    model_options: dict
+    train_cfg: TrainConfig
+    options: RunOptions
+    encoded: Path
 
 
 def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing: float = 0.0) -> Tensor:
@@ -211,20 +275,14 @@ def source_lengths(examples: Sequence[Example]) -> dict[str, int]:
     return {"p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99), "max": lengths[-1]}
 
 
-def fit(  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
+def fit(
     task: Task,
     splits: Splits,
     out_dir: str | Path,
     model_options: dict,
     train_cfg: TrainConfig,
-    resume: bool = False,
-    device: str | None = None,
-    progress: bool = True,
-    command: str | None = None,
-    init: Translator | None = None,
-    encoded: str | Path | None = None,
-    pieces: Subwords | None = None,
-    find_names: FindNames | None = None,
+    options: RunOptions | None = None,
+    **settings: Any,
 ) -> dict:
     """Train a model on a task's splits, checkpointing every epoch (and within long epochs).
 
@@ -248,24 +306,10 @@ def fit(  # noqa: PLR0913 — to do: where and how a run runs into one config (i
         splits: Train/dev/test text pairs.
         out_dir: Output folder.
         model_options: ``ModelConfig`` fields other than the vocabulary sizes and ids.
-        train_cfg: Training settings.
-        resume: Continue from ``out_dir/checkpoint.pt``.
-        device: Force a device (default: CUDA if available).
-        progress: Show a progress bar.
-        command: The command line, recorded in the model's metadata.
-        init: A trained model to continue (fine-tuning); ``model_options`` may then only repeat
-            its settings.
-        encoded: The folder of encoded corpora a bundled task's run reads its pieces, vocabularies and ids from,
-            or encodes them into ([`attention_core.data.encoded`][attention_core.data.encoded]); default: ``encoded`` in
-            the runs folder ([`runs_home`][attention_core.data.corpora.runs_home]).
-        pieces: The subword pieces a bundled task's encoded corpus is made with when it is not saved yet
-            (``load_or_encode``'s ``seed``; the zoo passes its shipped default model's); default: learned.
-        find_names: For a task that lists the names its model knows (``task.lists_known_names``: Chinese →
-            English), how to find the names the training sources hold often enough for the model to learn them,
-            called as ``find_names(sources, report=print_event)``: the editing layer's
-            [`cached_known_names`][attention_core.editing.namecache.cached_known_names], which the command line and
-            the zoo pass. Training itself knows no names; without it the model lists none (the names switch then
-            romanises every name it finds).
+        train_cfg: Training settings: what is trained, and how.
+        options: Where and how the run runs ([`RunOptions`][attention_core.training.loop.RunOptions]: resume,
+            device, progress bar, command, a model to continue, the encoded corpora, pieces, the names finder).
+        **settings: Fields of ``RunOptions`` to change (``resume=True``, ``progress=False``, ``init=model``, …).
 
     Returns:
         A summary: best dev BLEU, epochs run, whether training finished, the history.
@@ -280,30 +324,28 @@ def fit(  # noqa: PLR0913 — to do: where and how a run runs into one config (i
             ([`attention_core.training.runlock`][attention_core.training.runlock]).
         ValueError: For a bad setting in ``train_cfg`` or an unknown ``device``.
     """
-    train_cfg = _settle_settings(train_cfg, init, model_options)
+    options = RunOptions.of(options, **settings)
+    train_cfg = _settle_settings(train_cfg, options.init, model_options)
     rank, world = _distributed()
-    dev_ = pick_device(device)
-    out = claim_run_folder(out_dir, resume)
+    dev_ = pick_device(options.device)
+    out = claim_run_folder(out_dir, options.resume)
     with hold(out) if rank == 0 else nullcontext(True) as mine:  # one process writes the folder (rank 0 under torchrun)
         if not mine:
             raise TrainError(f"{out} is being trained by another process (pid {owner(out)}): wait for it to finish, "
                              "or choose another --out folder")
-        encoded = Path(encoded) if encoded is not None else runs_home() / ENCODED
-        return _fit(task, splits, out, model_options, train_cfg, resume, dev_, progress, command, init, rank, world,
-                    encoded, pieces, find_names)
+        encoded = Path(options.encoded) if options.encoded is not None else runs_home() / ENCODED
+        return _fit(_Job(task, splits, out, model_options, train_cfg, options, encoded), dev_, rank, world)
 
 
-def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: TrainConfig, resume: bool,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
-         dev_: torch.device, progress: bool, command: str | None, init: Translator | None, rank: int,
-         world: int, encoded: Path, pieces: Subwords | None, find_names: FindNames | None) -> dict:
+def _fit(job: _Job, dev_: torch.device, rank: int, world: int) -> dict:
     """[`fit`][attention_core.training.loop.fit] in a folder this process holds."""
+    task, out, train_cfg, init = job.task, job.out, job.train_cfg, job.options.init
     precision = resolve_precision(train_cfg.precision, dev_)
-    ckpt = read_checkpoint(out, resume, init, dev_)
+    ckpt = read_checkpoint(out, job.options.resume, init, dev_)
     random.seed(train_cfg.seed)
     torch.manual_seed(train_cfg.seed)
-    data = _prepare_data(task, splits, train_cfg, init, model_options, out, resume, encoded, pieces)
-    run = _build_run(data, model_options, train_cfg, init, precision, device=dev_, out=out, rank=rank, world=world,
-                     progress=progress)
+    data = _prepare_data(job)
+    run = _build_run(data, job, precision, device=dev_, rank=rank, world=world)
     fingerprint = _fingerprint(data)
     if ckpt is not None:
         restore(run, ckpt)
@@ -316,8 +358,8 @@ def _fit(task: Task, splits: Splits, out: Path, model_options: dict, train_cfg: 
         (out / KNOWN_NAMES).unlink(missing_ok=True)  # a fresh run finds its own (a crashed first try may have left one)
     run.state["data"] = fingerprint
     translator = Translator(run.model, data.src_vocab, data.tgt_vocab, data.task,
-                            _metadata(splits, train_cfg, precision, command, run.state, data.examples, init,
-                                      out if task.lists_known_names else None, find_names))
+                            _metadata(job, precision, run.state, data.examples,
+                                      out if task.lists_known_names else None))
     if init is not None and ckpt is None:
         _score_the_start(run, translator, data.dev)
     if rank == 0:
@@ -422,9 +464,11 @@ def claim_run_folder(out: str | Path, resume: bool = False) -> Path:
     return folder
 
 
-def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Translator | None, model_options: dict,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
-                  out: Path, resume: bool, encoded: Path, seed: Subwords | None) -> _Data:
+def _prepare_data(job: _Job) -> _Data:
     """Subwords and vocabularies (the task's encoded corpus, learned, or the continued model's), then the ids."""
+    task, splits, train_cfg, init, model_options, out = (job.task, job.splits, job.train_cfg, job.options.init,
+                                                         job.model_options, job.out)
+    resume, encoded, seed = job.options.resume, job.encoded, job.options.pieces
     train_pairs = splits.train[: train_cfg.max_train] if train_cfg.max_train else splits.train
     dev_pairs = splits.dev[: train_cfg.max_dev] if train_cfg.max_dev else splits.dev
     init_history = _history(init) if init is not None else []
@@ -459,12 +503,13 @@ def _prepare_data(task: Task, splits: Splits, train_cfg: TrainConfig, init: Tran
     return _Data(task, src_vocab, tgt_vocab, own, extra, dev_pairs, init_history, encoding)
 
 
-def _build_run(data: _Data, model_options: dict, train_cfg: TrainConfig, init: Translator | None, precision: str,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
-               *, device: torch.device, out: Path, rank: int, world: int, progress: bool) -> Run:
+def _build_run(data: _Data, job: _Job, precision: str, *, device: torch.device, rank: int, world: int) -> Run:
     """The model (new, or the continued one's weights), its optimiser, learning-rate schedule and starting state.
 
-    The keyword arguments are where and how the [`Run`][attention_core.training.checkpoint.Run] trains.
+    The keyword arguments are where the [`Run`][attention_core.training.checkpoint.Run] trains.
     """
+    model_options, train_cfg, init = job.model_options, job.train_cfg, job.options.init
+    out, progress = job.out, job.options.progress
     if init is not None:
         cfg = init.model.cfg
     else:
@@ -533,9 +578,8 @@ def _same_pairs(meta: dict, splits: Splits, train_cfg: TrainConfig) -> bool:
                                                    for k in ("max_train", "max_len"))
 
 
-def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: str | None, state: dict,  # noqa: PLR0913 — to do: where and how a run runs into one config (issue #55)
-              examples: Sequence[Example], init: Translator | None, names_in: Path | None = None,
-              find_names: FindNames | None = None) -> dict:
+def _metadata(job: _Job, precision: str, state: dict, examples: Sequence[Example],
+              names_in: Path | None = None) -> dict:
     """The model's metadata: data split, settings, command, history, source lengths, and what it continues.
 
     ``names_in``: a run folder; Chinese → English runs also save the English words' usual case
@@ -544,6 +588,8 @@ def _metadata(splits: Splits, train_cfg: TrainConfig, precision: str, command: s
     [`cached_known_names`][attention_core.editing.namecache.cached_known_names] keeps them for the next run on the same
     pairs) and kept in ``known_names.json`` there for a resumed run.
     """
+    splits, train_cfg, command, init = job.splits, job.train_cfg, job.options.command, job.options.init
+    find_names = job.options.find_names
     meta = {
         "data": splits.info,
         "train": dataclasses.asdict(train_cfg),
