@@ -2,7 +2,9 @@
 
 A refactoring of the library (moving modules, one decode config, the editing layer split from generation) must not
 change one output. ``tests/data/decode_snapshot.json`` holds, for every bundled model, the greedy and beam-5 outputs
-of a fixed sample (and, for the translation default, the names switch's), with the sha256 of the model's weights.
+of a fixed sample (and, for the translation default, the names switch's), with the sha256 of the model's weights;
+and, under ``test_splits``, the greedy and beam-5 outputs of the first ten sources of each task's test split (read
+from the corpora: that half skips, saying so, where they are not installed).
 A model replaced on purpose (a retrained one) changes its weights' hash: the test then says so, and the snapshot is
 written again in the same commit (``python tests/test_decode_snapshot.py --write``), which the diff shows.
 """
@@ -34,6 +36,8 @@ SAMPLE = {
 }
 """Everyday sentences and common 上联, written here so that the test needs no corpus."""
 DEFAULT = "translation/luong-general"
+SPLIT_SAMPLE = 10
+"""Test-split sources decoded per task: the first ones of ``load_splits(task).test``."""
 
 
 def weights_sha256(folder: Path) -> str:
@@ -63,15 +67,40 @@ def bundled() -> list[str]:
     return sorted(f"{p.parent.name}/{p.name}" for p in MODELS.glob("*/*") if (p / "model.safetensors").is_file())
 
 
+def split_sources(task: str) -> list[str] | None:
+    """The first test-split sources of a task, or ``None`` without the corpora."""
+    from attention_core.data.corpora import data_home
+    from attention_core.data.tasks import DataError, load_splits
+
+    try:
+        return [s for s, _ in load_splits(task, data_home()).test[:SPLIT_SAMPLE]]
+    except (DataError, OSError):
+        return None
+
+
+def decode_split(folder: Path, sources: list[str]) -> dict:
+    """A model's greedy and beam-5 outputs on test-split sources."""
+    from attention_core.decoding.folder import load_folder
+
+    translator = load_folder(folder)
+    return {"greedy": [o.text for o in translator.translate(sources)],
+            "beam5": [o.text for o in translator.translate(sources, beam_size=5)]}
+
+
 def write() -> None:
-    """Write the snapshot from the models and code as they are now."""
+    """Write the snapshot from the models and code as they are now (the corpora must be installed)."""
     snapshot = {name: decode(MODELS / name, name.split("/")[0], name == DEFAULT) for name in bundled()}
+    sources = {task: split_sources(task) for task in SAMPLE}
+    if any(s is None for s in sources.values()):
+        sys.exit("the test-split sample needs the corpora: attention-lab data pull, or ATTENTION_LAB_DATA")
+    snapshot["test_splits"] = {name: decode_split(MODELS / name, sources[name.split("/")[0]]) for name in bundled()}
     SNAPSHOT.parent.mkdir(exist_ok=True)
     SNAPSHOT.write_text(json.dumps(snapshot, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def test_the_snapshot_covers_every_bundled_model():
-    assert sorted(json.loads(SNAPSHOT.read_text(encoding="utf-8"))) == bundled()
+    snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    assert sorted(set(snapshot) - {"test_splits"}) == bundled() == sorted(snapshot["test_splits"])
     assert len(bundled()) == 18
 
 
@@ -83,6 +112,16 @@ def test_a_bundled_model_decodes_the_sample_as_in_the_snapshot(name):
         "commit (python tests/test_decode_snapshot.py --write)")
     got = decode(MODELS / name, name.split("/")[0], "names" in want)
     assert got == want
+
+
+@pytest.mark.parametrize("name", bundled())
+def test_a_bundled_model_decodes_its_test_split_sample_as_in_the_snapshot(name):
+    sources = split_sources(name.split("/")[0])
+    if sources is None:
+        pytest.skip("needs the corpora for the test split: attention-lab data pull (or set ATTENTION_LAB_DATA)")
+    snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    assert weights_sha256(MODELS / name) == snapshot[name]["sha256"], f"{name}'s weights changed: write the snapshot"
+    assert decode_split(MODELS / name, sources) == snapshot["test_splits"][name]
 
 
 if __name__ == "__main__":
