@@ -73,23 +73,6 @@ def test_a_paragraph_translates_sentence_by_sentence_in_order():
     assert [o.tokens for o in outs] == singles
 
 
-def test_notes_explain_long_and_unknown_inputs():
-    translator = _translator()
-    plain = translator.translate(["我喜欢猫"])[0]
-    assert notes(translator, plain) == []
-    long_ = translator.translate(["我喜欢猫今天很好你呢"])[0]
-    assert [n.kind for n in notes(translator, long_)] == ["long"]
-    assert "99 %" in notes(translator, long_)[0].en and "8" in notes(translator, long_)[0].en
-    odd = translator.translate(["我爱狗狗龙"])[0]
-    assert [n.kind for n in notes(translator, odd)] == ["unknown"]
-    del translator.meta["source_lengths"]
-    assert notes(translator, long_) == []  # no recorded lengths, no length claim
-    couplets = _translator()
-    couplets.task = get_task("couplet")  # a couplet's note speaks of 上联 and 下联, not of translation and BLEU
-    (note,) = notes(couplets, couplets.translate(["我喜欢猫今天很好你呢"])[0])
-    assert "上联" in note.zh and "下联" in note.en and "BLEU" not in note.en + note.zh and "译文" not in note.zh
-
-
 @pytest.mark.parametrize("text", ["hello", "123", "¿qué?", "。。。"])
 def test_input_without_chinese_is_refused_clearly(text):
     translator = _translator()

@@ -1,3 +1,5 @@
+"""The training loop: a run trains, checkpoints, resumes exactly, continues a model, and refuses what would lose work."""
+
 import dataclasses
 import json
 import os

@@ -1,3 +1,5 @@
+"""The Hub: a model saved, pushed and pulled (through a local server speaking the Hub's API) comes back the same."""
+
 import json
 import os
 import shutil
