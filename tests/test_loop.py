@@ -1,4 +1,4 @@
-"""The training loop: a run trains, checkpoints, resumes exactly, continues a model, and refuses what would lose work."""
+"""The training loop: a run trains, checkpoints, resumes exactly, continues a model, refuses what would lose work."""
 
 import dataclasses
 import json
