@@ -4,25 +4,11 @@ import dataclasses
 
 import pytest
 import torch
+from test_translator import translator
 
 from attention_core.data.tasks import get_task
-from attention_core.data.vocab import Vocab
 from attention_core.decoding.config import DecodeConfig
 from attention_core.decoding.repetition import LoopGuard
-from attention_core.decoding.translator import Translator
-from attention_core.model.config import ModelConfig
-from attention_core.model.seq2seq import build_model
-
-CHARS = "我喜欢自然语言处理今天气很好两个黄鹂鸣翠柳"
-
-
-def translator(task: str = "translation") -> Translator:
-    torch.manual_seed(0)
-    src = Vocab(list(dict.fromkeys(CHARS)))
-    tgt = src if task == "couplet" else Vocab("i like natural language processing the weather is nice today .".split())
-    cfg = ModelConfig(src_vocab_size=len(src), tgt_vocab_size=len(tgt), hidden_size=16, emb_size=8,
-                      share_embeddings=task == "couplet")
-    return Translator(build_model(cfg).eval(), src, tgt, get_task(task))
 
 
 def test_the_tasks_defaults_fill_what_is_left_open():

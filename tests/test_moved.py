@@ -38,7 +38,7 @@ def test_the_packages_that_kept_their_names_give_the_old_modules_names():
 
 
 def test_a_method_that_left_the_translator_says_where_it_went():
-    from test_decode_config import translator
+    from test_translator import translator
 
     with pytest.raises(AttributeError, match=r"Translator.notes moved: use attention_core.analysis.notes.notes"):
         translator().notes  # noqa: B018

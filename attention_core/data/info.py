@@ -74,6 +74,7 @@ class DataInfo:
         sources = data.get("sources")
         sizes = data.get("sizes") if isinstance(data.get("sizes"), dict) else {}
         extra = data.get("extra") if isinstance(data.get("extra"), list) else []
+        example = _text(data.get("example"))
         return cls(
             task=_text(data.get("task")),
             rule=_text(data.get("rule")),
@@ -84,7 +85,7 @@ class DataInfo:
             own_sources={k: v for k, v in sources.items() if isinstance(v, dict)} if isinstance(sources, dict) else {},
             extra=tuple(e for e in extra if isinstance(e, str)),
             skipped_lines=_count(data.get("skipped_lines")) or 0,
-            example=_text(data.get("example")) if (_text(data.get("example")) or "").strip() else None,
+            example=example if example and example.strip() else None,
             unreadable=unreadable,
             record=data,
         )

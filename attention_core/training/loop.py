@@ -36,7 +36,6 @@ from attention_core.data.batch import Batch
 from attention_core.data.corpora import runs_home
 from attention_core.data.encoded import FOLDER as ENCODED
 from attention_core.data.encoded import VocabularySettings, encode_corpus, load_or_encode
-from attention_core.data.info import DataInfo
 from attention_core.data.parallel import SRC_SUBWORDS, TaskSpec, make_task, whitespace_words
 from attention_core.data.subword import Subwords
 from attention_core.data.tasks import Example, Splits, Task, bucketed_batches, encode_pairs, length_ratio
@@ -574,7 +573,7 @@ def _extend(state: dict, train_cfg: TrainConfig) -> None:
 def _same_pairs(meta: dict, splits: Splits, train_cfg: TrainConfig) -> bool:
     """Whether a model with metadata ``meta`` trained on the pairs ``splits`` and ``train_cfg`` train on."""
     trained = meta.get("train") or {}
-    return DataInfo.read(meta.get("data")).record == splits.info and all(trained.get(k) == getattr(train_cfg, k)
+    return meta.get("data") == splits.info and all(trained.get(k) == getattr(train_cfg, k)
                                                    for k in ("max_train", "max_len"))
 
 
