@@ -212,6 +212,7 @@ def train_live(settings: LiveSettings, max_seconds: float = MAX_SECONDS) -> Iter
         for _ in range(chunk):
             batch = sample_batch(settings.task, 32, settings.min_len, settings.max_len, SYMBOLS, data)
             loss = train_step(model, batch, optimizer, clip=1.0)
+        loss = float(loss)  # the chunk's last loss, read once
         step += chunk
         accuracy = evaluate_toy(model, dev, settings.window)
         history.append((step, loss, accuracy))

@@ -31,7 +31,7 @@ def test_a_mixed_precision_training_step_on_cuda_lowers_the_loss(dtype):
     model, batch = model.cuda(), batch.to("cuda")
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
-    losses = [train_step(model, batch, optimizer, scaler=scaler, amp_dtype=dtype) for _ in range(30)]
+    losses = [float(train_step(model, batch, optimizer, scaler=scaler, amp_dtype=dtype)) for _ in range(30)]
     assert all(torch.isfinite(torch.tensor(losses)))
     assert losses[-1] < losses[0]
     assert all(p.dtype == torch.float32 and torch.isfinite(p).all() for p in model.parameters())

@@ -1,8 +1,12 @@
+import random
+
 import pytest
 import torch
 
+from attention_core.data.batch import make_batch
 from attention_core.data.tasks import (
     DataError,
+    Example,
     bucketed_batches,
     encode_pairs,
     get_task,
@@ -116,6 +120,38 @@ def test_bucketed_batches_cover_every_example_once_with_masks():
         assert (batch.tgt_out.gather(1, (batch.tgt_lengths - 1).unsqueeze(1)) == vocab.eos_id).all()
     spread = [int(b.src_lengths.max() - b.src_lengths.min()) for b in batches]
     assert sum(spread) / len(spread) < 10  # bucketing keeps lengths together (random would be ~25)
+
+
+def _batches_pair_by_pair(examples, batch_size, shuffle=True, seed=0, pool=50):
+    """The batches as ``bucketed_batches`` made them with a Python sort and ``make_batch`` per batch (before #52)."""
+    order = list(range(len(examples)))
+    rng = random.Random(seed)
+    if shuffle:
+        rng.shuffle(order)
+    chunks, span = [], batch_size * pool
+    for start in range(0, len(order), span):
+        chunk = order[start : start + span]
+        if shuffle:
+            chunk.sort(key=lambda i: (len(examples[i].src_ids), len(examples[i].tgt_ids)))
+        chunks += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    if shuffle:
+        rng.shuffle(chunks)
+    return [make_batch([(examples[i].src_ids, examples[i].tgt_ids) for i in chunk]) for chunk in chunks]
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_bucketed_batches_are_the_batches_made_pair_by_pair(shuffle):
+    """Vectorised, the epoch's batches are still exactly the old ones: a run checkpointed within an epoch by the
+    older code resumes at the same batch, and every seed gives the order it gave."""
+    rng = random.Random(5)
+    examples = [Example([], [], [rng.randrange(4, 90) for _ in range(rng.randint(1, 12))],
+                        [rng.randrange(4, 90) for _ in range(rng.randint(1, 12))]) for _ in range(700)]
+    for seed in (0, 3):
+        new = list(bucketed_batches(examples, 16, shuffle=shuffle, seed=seed, pool=5))
+        old = _batches_pair_by_pair(examples, 16, shuffle=shuffle, seed=seed, pool=5)
+        assert len(new) == len(old) == 44
+        for a, b in zip(new, old, strict=True):
+            assert all(torch.equal(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
 
 
 def test_a_corpus_that_writes_a_special_token_builds_its_vocabulary():

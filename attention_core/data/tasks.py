@@ -43,7 +43,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from attention_core.data.batch import Batch, make_batch
+import numpy as np
+
+from attention_core.data.batch import Batch, IdArrays, make_batches
 from attention_core.data.corpora import data_home, read_manifest, sha256_file
 from attention_core.data.subword import Subwords, merge_pieces
 from attention_core.data.text import (
@@ -655,17 +657,19 @@ def bucketed_batches(
     rng = random.Random(seed)
     if shuffle:
         rng.shuffle(order)
+    sources = IdArrays.of([e.src_ids for e in examples])
+    targets = IdArrays.of([e.tgt_ids for e in examples])
     chunks = []
     span = batch_size * pool
+    shuffled = np.asarray(order, dtype=np.int64)
     for start in range(0, len(order), span):
-        chunk = order[start : start + span]
-        if shuffle:
-            chunk.sort(key=lambda i: (len(examples[i].src_ids), len(examples[i].tgt_ids)))
+        chunk = shuffled[start : start + span]
+        if shuffle:  # by source length, then target length; stable, as Python's sort
+            chunk = chunk[np.lexsort((targets.lengths[chunk], sources.lengths[chunk]))]
         chunks += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
     if shuffle:
         rng.shuffle(chunks)
-    for chunk in chunks:
-        yield make_batch([(examples[i].src_ids, examples[i].tgt_ids) for i in chunk])
+    yield from make_batches(sources, targets, chunks)
 
 
 def length_ratio(examples: Sequence[Example]) -> float:

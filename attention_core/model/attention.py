@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attention_core.model.scores import Score
@@ -96,7 +95,8 @@ def attention(
         valid = valid & (distance.abs() <= window.half_width)
         # a window over padding only keeps the real key nearest its centre (no row is left empty)
         far = distance.abs().masked_fill(~allowed, float("inf"))  # (B, T, S)
-        nearest = F.one_hot(far.argmin(dim=-1), S).bool()  # (B, T, S)
+        # (B, T, S), one-hot; F.one_hot would read its input's range back from the device
+        nearest = torch.arange(S, device=scores.device) == far.argmin(dim=-1, keepdim=True)
         valid = torch.where(valid.any(dim=-1, keepdim=True), valid, nearest)
         if window.gaussian:
             sigma = window.half_width / 2
@@ -104,7 +104,7 @@ def attention(
     scores = scores.masked_fill(~valid, float("-inf"))
     weights = torch.softmax(scores, dim=-1)  # (B, T, S)
     if hard:
-        weights = F.one_hot(weights.argmax(dim=-1), S).to(weights.dtype)
+        weights = (torch.arange(S, device=scores.device) == weights.argmax(dim=-1, keepdim=True)).to(weights.dtype)
     context = torch.bmm(weights.to(values.dtype), values)  # (B, T, H)
     return context, weights
 

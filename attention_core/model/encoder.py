@@ -10,6 +10,9 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 RNN_CLASSES: dict[str, type[nn.RNNBase]] = {"lstm": nn.LSTM, "gru": nn.GRU}
+BY_LENGTH_DEVICES = frozenset({"cpu"})
+"""Device types on which the encoder runs each group of equal-length sentences unpacked (``Encoder._run_by_length``);
+elsewhere (cuDNN) it runs one packed batch (``Encoder._run_packed``)."""
 
 
 @dataclass
@@ -104,6 +107,32 @@ class Encoder(nn.Module):
         state = tuple(torch.cat(parts, dim=1).index_select(1, order) for parts in zip(*states))
         return torch.cat(outputs).index_select(0, order), state if len(state) == 2 else state[0]
 
+    def _run_packed(self, embedded: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
+        """The RNN over one packed batch, sorted by length on the host: nothing is read back from the device.
+
+        ``pack_padded_sequence(..., enforce_sorted=False)`` would copy its sort order to the device with a
+        blocking copy; here the order is computed from the host lengths and copied without waiting, the batch
+        packed already sorted, and the rows put back in the batch's order afterwards. The same values as
+        ``pack_padded_sequence(..., enforce_sorted=False)``.
+
+        Args:
+            embedded: ``(B, S, E)``.
+            src_lengths: ``(B,)``, on the host (a device tensor is copied back first).
+
+        Returns:
+            ``(outputs (B, S, 2H), state)`` as ``nn.LSTM``/``nn.GRU`` return them, rows in the batch's order.
+        """
+        S = embedded.size(1)
+        lengths, order = src_lengths.cpu().sort(descending=True)
+        back = order.argsort()
+        order, back = order.to(embedded.device, non_blocking=True), back.to(embedded.device, non_blocking=True)
+        packed = pack_padded_sequence(embedded.index_select(0, order), lengths, batch_first=True)
+        out, state = self.rnn(packed)
+        outputs = pad_packed_sequence(out, batch_first=True, total_length=S)[0].index_select(0, back)  # (B, S, 2H)
+        if isinstance(state, tuple):
+            return outputs, tuple(part.index_select(1, back) for part in state)
+        return outputs, state.index_select(1, back)
+
     def forward(self, src: Tensor, src_lengths: Tensor) -> EncoderOutput:
         """Encode a padded batch.
 
@@ -116,19 +145,16 @@ class Encoder(nn.Module):
         """
         B, S = src.shape
         embedded = self.dropout(self.embedding(src))  # (B, S, E)
-        if src.device.type == "cpu":
-            outputs, state = self._run_by_length(embedded, src_lengths)
-        else:
-            packed = pack_padded_sequence(embedded, src_lengths.cpu(), batch_first=True, enforce_sorted=False)
-            packed_out, state = self.rnn(packed)
-            outputs, _ = pad_packed_sequence(packed_out, batch_first=True, total_length=S)  # (B, S, 2H)
+        run = self._run_by_length if src.device.type in BY_LENGTH_DEVICES else self._run_packed
+        outputs, state = run(embedded, src_lengths)  # (B, S, 2H)
         hidden, cell = state if isinstance(state, tuple) else (state, None)
 
         def merge(h: Tensor) -> Tensor:  # (2L, B, H) -> (B, L, 2H), directions side by side
             h = h.view(-1, 2, B, h.size(-1))  # (L, 2, B, H)
             return torch.cat([h[:, 0], h[:, 1]], dim=-1).transpose(0, 1)
 
-        mask = torch.arange(S, device=src.device).unsqueeze(0) < src_lengths.to(src.device).unsqueeze(1)
+        lengths = src_lengths.to(src.device, non_blocking=True)  # host lengths: copied without waiting
+        mask = torch.arange(S, device=src.device).unsqueeze(0) < lengths.unsqueeze(1)
         return EncoderOutput(
             outputs=self.project(outputs),  # (B, S, H)
             final=merge(hidden),

@@ -89,13 +89,13 @@ class Seq2Seq(nn.Module):
         enc = self.encoder(src, src_lengths)
         state, summary = self.decoder.init_state(enc)
         if tgt_lengths is None:
-            tgt_lengths = src_lengths.to(src.device).float() * self.cfg.length_ratio
+            tgt_lengths = src_lengths.to(src.device, non_blocking=True).float() * self.cfg.length_ratio
         attn = self.decoder.attention
         memory = Memory(
             values=enc.outputs,
             keys=attn.prepare(enc.outputs) if attn is not None else None,  # once per sentence
             mask=enc.mask,
-            tgt_lengths=tgt_lengths.to(src.device).float(),
+            tgt_lengths=tgt_lengths.to(src.device, non_blocking=True).float(),
             summary=summary,
         )
         return memory, state

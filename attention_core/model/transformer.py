@@ -353,13 +353,14 @@ class Transformer(nn.Module):
     def _target_lengths(self, src_lengths: Tensor, tgt_lengths: Tensor | None, device: torch.device) -> Tensor:
         """Target lengths ``(B,)`` as floats: the given ones, or the expected ``S · length_ratio``."""
         if tgt_lengths is None:
-            tgt_lengths = src_lengths.to(device).float() * self.cfg.length_ratio
-        return tgt_lengths.to(device).float()
+            tgt_lengths = src_lengths.to(device, non_blocking=True).float() * self.cfg.length_ratio
+        return tgt_lengths.to(device, non_blocking=True).float()
 
     def _encode(self, src: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
         """Encoder stack: outputs ``(B, S, D)``, mask ``(B, S)`` and per-layer self-attention."""
         S = src.size(1)
-        mask = torch.arange(S, device=src.device).unsqueeze(0) < src_lengths.to(src.device).unsqueeze(1)  # (B, S)
+        lengths = src_lengths.to(src.device, non_blocking=True)
+        mask = torch.arange(S, device=src.device).unsqueeze(0) < lengths.unsqueeze(1)  # (B, S)
         x = self._embed(self.src_embedding, src)
         maps = []
         for layer in self.encoder_layers:
