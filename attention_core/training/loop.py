@@ -124,9 +124,9 @@ LOG_SECONDS = 1.0
 """How often an epoch's progress bar reads the loss back from the device."""
 REAL_ONLY_DEVICES = frozenset({"cpu"})
 """Device types on which ``train_step`` projects only the real target positions (a boolean index, whose size the
-host reads). On a CPU that reads nothing back and measured faster than projecting the padding too (1.06× at
-luong-general's size, 19 % target padding; ``benchmarks/step_ways.py``); on a GPU the read would wait for the
-device, so there every position is projected and the loss masks the padding."""
+host reads). On a CPU that reads nothing back and measured faster than projecting the padding too (1.10× a
+training step at luong-general's size, ``results/step_ways.md``); on a GPU the read would wait for the device, so
+there every position is projected and the loss masks the padding."""
 
 
 def sequence_loss(logits: Tensor, tgt_out: Tensor, pad_id: int, label_smoothing: float = 0.0) -> Tensor:
