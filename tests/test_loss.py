@@ -19,6 +19,7 @@ def test_value_and_gradient_equal_cross_entropy(epsilon: float, dtype: torch.dty
         x = logits.clone().requires_grad_()
         loss = loss_of(x)
         loss.backward(torch.tensor(2.0))  # an upstream gradient other than 1
+        assert torch.equal(x.detach(), logits)  # the logits are left as they were (float32 ones too: no in-place exp)
         results.append((loss.detach(), x.grad))
     (want, want_grad), (got, got_grad) = results
     assert got.dtype == torch.float32 and got_grad.dtype == dtype
