@@ -33,3 +33,12 @@ def test_no_padding_and_no_counted_rows() -> None:
     torch.testing.assert_close(smoothed_cross_entropy(logits, target, 0.1),
                                F.cross_entropy(logits, target, label_smoothing=0.1))
     assert smoothed_cross_entropy(logits, torch.zeros(4, dtype=torch.long), 0.1, ignore_index=0).isnan()
+
+
+def test_a_second_backward_pass_is_refused_not_wrong() -> None:
+    """The gradient is made in the saved exponentials: going through the graph again must fail loudly."""
+    logits = torch.randn(4, 6, requires_grad=True)
+    loss = smoothed_cross_entropy(logits, torch.tensor([5, 1, 2, 3]), 0.1)
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="inplace"):
+        loss.backward()

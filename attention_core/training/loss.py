@@ -4,9 +4,9 @@
 log-softmax and its gradient, each an ``(N, V)`` tensor written and read again. At the zoo's sizes (``N`` ≈ 800
 target tokens a batch, ``V`` ≈ 4,000) every such sweep is memory traffic the CPU waits for, so the loss here makes
 as few as it can: the forward pass exponentiates one float32 copy of the logits in place and keeps it (with each
-row's sum) for the backward pass, which turns it into the gradient in one fused sweep (``torch.addcmul``) and one
-cast back. 1.7× the speed of recomputing the softmax in the backward pass, 2× the library call's
-(``benchmarks/train_step.py``); the same value and gradient (``tests/test_loss.py``).
+row's sum) for the backward pass, which turns it into the gradient in place (two sweeps, ``mul_`` and ``sub_``)
+and casts it back. ``benchmarks/train_step.py`` times the whole training step (``results/train_step.md``);
+``tests/test_loss.py`` holds the value and gradient to the library call's.
 
 With ``lse = log Σ_j exp x_j``, the smoothed loss of one row with gold class ``y`` is
 
@@ -45,8 +45,9 @@ class _SmoothedCrossEntropy(torch.autograd.Function):
         exp, total, target, counted, count = ctx.saved_tensors
         epsilon, V = ctx.epsilon, exp.size(-1)
         scale = (grad / count) * counted  # (N,): each row's share of the mean, 0 for padding
-        # softmax · scale − ε/V · scale in one sweep: exp · (scale / total) added to the constant column
-        g = torch.addcmul((-epsilon / V * scale).unsqueeze(1), exp, (scale / total).unsqueeze(1))  # (N, V)
+        # softmax · scale − ε/V · scale, made in place in the saved exponentials (a second backward pass through
+        # the same graph is refused by autograd's check of saved tensors, as for any in-place change)
+        g = exp.mul_((scale / total).unsqueeze(1)).sub_((epsilon / V * scale).unsqueeze(1))  # (N, V)
         g.scatter_add_(1, target.clamp(min=0).unsqueeze(1), (-(1 - epsilon) * scale).unsqueeze(1))
         return g.to(ctx.dtype), None, None, None
 
