@@ -6,9 +6,9 @@ and imported beside today's (``attention_core_was``): its packed encoder, its de
 ``train_step``: the encoder over equal-length groups, teacher forcing hoisted (``Decoder.teacher_force``),
 the loss written out (``loss.smoothed_cross_entropy``, its exponentials kept for the backward pass). Both
 train a model of the translation zoo (its recipe's sizes, dropout, clipping and label smoothing, the trainer's
-optimiser) from the same initial weights on the same stream of real batches of the translation corpus, in one process and one thread,
-taking turns pass by pass so that whatever else the machine runs slows both alike. The median pass counts;
-each variant is measured in a fresh process.
+optimiser) from the same initial weights on the same stream of real batches of the translation corpus, in one
+process and one thread, taking turns pass by pass so that whatever else the machine runs slows both alike. The
+median pass counts; each variant is measured in a fresh process.
 
     OMP_NUM_THREADS=1 python benchmarks/train_step.py --data ../shared/data
     python benchmarks/train_step.py --variants luong-general --batches 48 --rounds 6 --out /tmp/step.json
