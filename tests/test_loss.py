@@ -42,3 +42,13 @@ def test_a_second_backward_pass_is_refused_not_wrong() -> None:
     loss.backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="inplace"):
         loss.backward()
+
+
+def test_a_padding_row_that_overflowed_leaves_the_gradient_finite() -> None:
+    """The masked step passes padding rows through the loss; their inf or NaN (float16 overflow) must not leak."""
+    logits = torch.randn(4, 6)
+    logits[1, 2], logits[3] = float("inf"), float("nan")  # rows 1 and 3 are padding
+    x = logits.clone().requires_grad_()
+    loss = smoothed_cross_entropy(x, torch.tensor([5, 0, 2, 0]), 0.1, ignore_index=0)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(x.grad).all() and not x.grad[[1, 3]].any()

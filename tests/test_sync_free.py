@@ -130,25 +130,43 @@ def test_the_packed_encoder_keeps_the_batch_order():
         torch.testing.assert_close(state, expected_state)
 
 
-def test_an_epoch_reads_its_loss_back_rarely_and_sums_it_right(tmp_path, monkeypatch):
-    """The epoch's loss, summed on the device and read at checkpoints, is the mean of its steps' losses."""
+@pytest.mark.parametrize("checkpoint_minutes", [0, 1e-9])
+def test_an_epoch_reads_its_loss_back_rarely_and_sums_it_right(tmp_path, monkeypatch, checkpoint_minutes):
+    """Summed on the device, the epoch's loss is the mean of its steps' losses — read once an epoch without a progress
+    bar or checkpoints, and at each checkpoint when there are (here: after every batch)."""
     pairs = [(f"我{i % 7}你", f"i {i % 5} you") for i in range(64)]
     splits = Splits(pairs, pairs[:5], pairs[:5], {"task": "translation"})
-    steps: list[tuple[float, int]] = []
-    real = training.train_step
+    steps: list[tuple[torch.Tensor, int]] = []
+    reads = []
+    real, real_float = training.train_step, torch.Tensor.__float__
 
     def spy(model, batch, *args, **kwargs):
         loss = real(model, batch, *args, **kwargs)
         assert isinstance(loss, torch.Tensor)  # not read by the step
-        steps.append((float(loss), batch.size))
+        steps.append((loss.clone(), batch.size))
         return loss
 
+    def counted_float(tensor):  # reads by the training loop itself (dev BLEU's decoding reads its own)
+        ours = [f.filename for f in traceback.extract_stack() if "attention_core" in f.filename]
+        if ours and ours[-1].endswith("training/loop.py"):
+            reads.append(tensor.numel())
+        return real_float(tensor)
+
     monkeypatch.setattr(training, "train_step", spy)
-    cfg = TrainConfig(epochs=1, batch_size=16, max_dev=5, checkpoint_minutes=1e-9)  # a checkpoint after every batch
+    monkeypatch.setattr(torch.Tensor, "__float__", counted_float)
+    cfg = TrainConfig(epochs=2, batch_size=8, max_dev=5, checkpoint_minutes=checkpoint_minutes)
     result = fit(get_task("translation"), splits, tmp_path / "m", dict(hidden_size=8, emb_size=8), cfg,
                  progress=False)
-    mean = sum(loss * size for loss, size in steps) / sum(size for _, size in steps)
-    assert len(steps) == 4 and result["history"][0]["train_loss"] == pytest.approx(mean, abs=1e-4)
+    monkeypatch.undo()
+    assert len(steps) == 16  # 8 batches an epoch
+    per_epoch = [steps[:8], steps[8:]]
+    for record, epoch in zip(result["history"], per_epoch, strict=True):
+        mean = sum(float(loss) * size for loss, size in epoch) / sum(size for _, size in epoch)
+        assert record["train_loss"] == pytest.approx(mean, abs=1e-4)
+    if checkpoint_minutes:
+        assert len(reads) >= 14  # a read at each checkpoint within the epochs (7 an epoch) and at each end
+    else:
+        assert len(reads) == 2  # each epoch's end, and nothing a step (reading every step would be 16)
 
 
 @pytest.mark.cuda

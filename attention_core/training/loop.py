@@ -545,7 +545,9 @@ def _build_run(data: _Data, job: _Job, precision: str, *, device: torch.device, 
         model.load_state_dict({k: v.float() for k, v in init.model.state_dict().items()})
     train_model: torch.nn.Module = model
     if world > 1:
-        train_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        # no device_ids: DDP would copy every input to the device, the batch's host lengths too (a read back to pack
+        # them); the batch is on the device already (Batch.to), and a one-device module needs none
+        train_model = DistributedDataParallel(model)
     optimizer = make_optimizer(model.parameters(), train_cfg.lr)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
         optimizer,
@@ -748,7 +750,8 @@ def _train_epoch(run: Run, data: _Data, epoch: int) -> dict:
                          "epoch's batches differ (other training data or batch size): resume with the same settings")
     every = 60 * train_cfg.checkpoint_minutes if world == 1 and train_cfg.checkpoint_minutes > 0 else None
     started = saved = shown = time.perf_counter()
-    summed = torch.zeros((), device=run.device)  # the loss × pairs since the last read, kept on the device
+    # the loss × pairs since the last read, kept on the device (float64, as the Python float it replaced; MPS has none)
+    summed = torch.zeros((), dtype=torch.float32 if run.device.type == "mps" else torch.float64, device=run.device)
     bar = tqdm(
         batches[done:],
         desc=f"epoch {epoch}",
@@ -777,7 +780,7 @@ def _train_epoch(run: Run, data: _Data, epoch: int) -> dict:
         pairs += batch.size
         summed += loss * batch.size
         now = time.perf_counter()
-        if now - shown >= LOG_SECONDS:  # the loss is read here only: on a GPU a read waits for the device
+        if not bar.disable and now - shown >= LOG_SECONDS:  # the loss is read here only: a read waits for a GPU
             bar.set_postfix(loss=f"{float(loss):.3f}", pairs_s=f"{(pairs - partial['pairs']) / (now - started):.0f}")
             shown = now
         if every is not None and step < len(batches) and now - saved >= every:

@@ -48,6 +48,7 @@ class _SmoothedCrossEntropy(torch.autograd.Function):
         # softmax · scale − ε/V · scale, made in place in the saved exponentials (a second backward pass through
         # the same graph is refused by autograd's check of saved tensors, as for any in-place change)
         g = exp.mul_((scale / total).unsqueeze(1)).sub_((epsilon / V * scale).unsqueeze(1))  # (N, V)
+        g.masked_fill_(~counted.unsqueeze(1), 0)  # a padding row's overflow (inf, NaN) times 0 is still NaN
         g.scatter_add_(1, target.clamp(min=0).unsqueeze(1), (-(1 - epsilon) * scale).unsqueeze(1))
         return g.to(ctx.dtype), None, None, None
 
