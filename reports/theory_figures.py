@@ -72,7 +72,8 @@ from reports.common import write_figures
 STEPS_TEXT = "我们每天早上七点吃早饭。"
 """Step-through and query/key input: the default model reorders it (… at seven every morning)."""
 SAME_OUTPUT_TEXT = "我的猫喜欢睡在沙发上。"
-"""Score and decoder comparisons: the compared variants write the same translation of it."""
+"""Score and decoder comparisons: a sentence the compared variants translate alike (the models retrained in issue #51
+differ in one verb form: *likes to sleep* / *likes sleeping*), so their attention can be set side by side."""
 LONG_TEXT = "如果明天下雨，我们就不去爬山了。"
 """Local attention and decoding input (16 characters: the window visibly moves)."""
 SHORT_TEXT = "请把门关上。"
@@ -115,8 +116,8 @@ corpus."""
 ALIGNMENT_NAME = "DeNero & Macherey #74 (NIST MT02 news)"
 """Where the alignment figure's sentence comes from, for its title (0-based line 73 of ``train.zh``)."""
 GRADIENT_TEXT = "我的梦想是成为医生。"
-"""The gradient figure's test sentence: translated correctly (greedy), and its mean τ, 0.29, is the median of the
-test sentences of 7–10 characters among the first 200."""
+"""The gradient figure's test sentence (the default model writes *My dream is a doctor.*, greedy; chosen when the model
+before issue #50's retraining wrote it correctly and its mean τ was the median of the short test sentences)."""
 
 SCORE_FORMULAS = {
     "dot": "{q}ᵀ h̄<sub>s</sub>",
