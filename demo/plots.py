@@ -213,8 +213,9 @@ def with_rows(values: Sequence, inserted: Sequence[tuple[int, str, str]], fill: 
 TOP = 120
 """The top margin (px) of a heatmap whose title holds a [`second_line`][demo.plots.second_line]: title, axis title
 and tick labels (the x axis is on top)."""
-MORE_LINE = 17
-"""The room (px) each more line of a title's [`second_line`][demo.plots.second_line] takes (12 px type)."""
+MORE_LINE = 20
+"""The room (px) each more line of a title's [`second_line`][demo.plots.second_line] takes (12 px type; at 17 px a title
+of four smaller lines ran into the axis title: the Transformer's map with pieces merged and a stand-in read)."""
 TOP_PUSHED = 20
 """The top margin a heatmap starts from when its title pushes the margin itself (plotly's ``automargin``)."""
 
