@@ -9,6 +9,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from attention_core.model.step import padding_mask
+
 RNN_CLASSES: dict[str, type[nn.RNNBase]] = {"lstm": nn.LSTM, "gru": nn.GRU}
 BY_LENGTH_DEVICES = frozenset({"cpu"})
 """Device types on which the encoder runs each group of equal-length sentences unpacked (``Encoder._run_by_length``:
@@ -154,8 +156,7 @@ class Encoder(nn.Module):
             h = h.view(-1, 2, B, h.size(-1))  # (L, 2, B, H)
             return torch.cat([h[:, 0], h[:, 1]], dim=-1).transpose(0, 1)
 
-        lengths = src_lengths.to(src.device, non_blocking=True)  # host lengths: copied without waiting
-        mask = torch.arange(S, device=src.device).unsqueeze(0) < lengths.unsqueeze(1)
+        mask = padding_mask(src_lengths, S, src.device)  # (B, S)
         return EncoderOutput(
             outputs=self.project(outputs),  # (B, S, H)
             final=merge(hidden),

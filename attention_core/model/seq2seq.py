@@ -13,7 +13,7 @@ from attention_core.model.config import ModelConfig, check_choice
 from attention_core.model.decoder import DECODERS, Decoder, DecoderState, Memory
 from attention_core.model.encoder import Encoder
 from attention_core.model.scores import build_score
-from attention_core.model.step import ModelStep, WindowArg
+from attention_core.model.step import ModelStep, WindowArg, target_lengths
 from attention_core.model.transformer import TRANSFORMER, Transformer, build_transformer
 
 __all__ = ["ModelStep", "Seq2Seq", "Transformer", "WindowArg", "build_model"]
@@ -88,14 +88,12 @@ class Seq2Seq(nn.Module):
         """
         enc = self.encoder(src, src_lengths)
         state, summary = self.decoder.init_state(enc)
-        if tgt_lengths is None:
-            tgt_lengths = src_lengths.to(src.device, non_blocking=True).float() * self.cfg.length_ratio
         attn = self.decoder.attention
         memory = Memory(
             values=enc.outputs,
             keys=attn.prepare(enc.outputs) if attn is not None else None,  # once per sentence
             mask=enc.mask,
-            tgt_lengths=tgt_lengths.to(src.device, non_blocking=True).float(),
+            tgt_lengths=target_lengths(src_lengths, tgt_lengths, self.cfg.length_ratio, src.device),
             summary=summary,
         )
         return memory, state

@@ -39,7 +39,7 @@ from torch import Tensor, nn
 from attention_core.model.attention import MonotonicCentre, Window, attention
 from attention_core.model.config import TRANSFORMER, ModelConfig
 from attention_core.model.scores import ScaledDotScore
-from attention_core.model.step import ModelStep, WindowArg
+from attention_core.model.step import ModelStep, WindowArg, padding_mask, target_lengths
 
 __all__ = ["TRANSFORMER", "AttentionMaps", "MultiHeadAttention", "Transformer", "build_transformer",
            "sinusoidal_positions"]
@@ -350,17 +350,10 @@ class Transformer(nn.Module):
         centre = MonotonicCentre.place(steps, src_mask.sum(dim=1), tgt_lengths)  # (B, T)
         return Window(centre, window)
 
-    def _target_lengths(self, src_lengths: Tensor, tgt_lengths: Tensor | None, device: torch.device) -> Tensor:
-        """Target lengths ``(B,)`` as floats: the given ones, or the expected ``S · length_ratio``."""
-        if tgt_lengths is None:
-            tgt_lengths = src_lengths.to(device, non_blocking=True).float() * self.cfg.length_ratio
-        return tgt_lengths.to(device, non_blocking=True).float()
-
     def _encode(self, src: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
         """Encoder stack: outputs ``(B, S, D)``, mask ``(B, S)`` and per-layer self-attention."""
         S = src.size(1)
-        lengths = src_lengths.to(src.device, non_blocking=True)
-        mask = torch.arange(S, device=src.device).unsqueeze(0) < lengths.unsqueeze(1)  # (B, S)
+        mask = padding_mask(src_lengths, S, src.device)  # (B, S)
         x = self._embed(self.src_embedding, src)
         maps = []
         for layer in self.encoder_layers:
@@ -387,7 +380,7 @@ class Transformer(nn.Module):
             values=values,
             mask=mask,
             cross=[layer.cross_attn.project_keys(values) for layer in self.decoder_layers],
-            tgt_lengths=self._target_lengths(src_lengths, tgt_lengths, src.device),
+            tgt_lengths=target_lengths(src_lengths, tgt_lengths, self.cfg.length_ratio, src.device),
         )
         B, h, d_k = src.size(0), self.cfg.heads, self.cfg.hidden_size // self.cfg.heads
         empty = values.new_zeros(B, h, 0, d_k)
@@ -458,7 +451,7 @@ class Transformer(nn.Module):
         real[:, 0] = True  # <bos> is always there, so every row keeps a key
         self_mask = causal.unsqueeze(0) & real.unsqueeze(1)  # (B, T, T)
         spec = self._window(self.resolve_window(window), torch.arange(T, device=src.device), src_mask,
-                            self._target_lengths(src_lengths, tgt_lengths, src.device))
+                            target_lengths(src_lengths, tgt_lengths, self.cfg.length_ratio, src.device))
         x = self._embed(self.tgt_embedding, tgt_in)
         self_maps, cross_maps = [], []
         for layer in self.decoder_layers:
