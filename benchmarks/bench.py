@@ -222,6 +222,21 @@ def write_report(out: str | Path, report: dict, markdown) -> None:
     print(markdown(report))
 
 
+def take_turns(runs: dict, rounds: int) -> dict[str, list[float]]:
+    """Seconds of each of ``runs`` (name → a call), ``rounds`` times each, taking turns, who goes first alternating.
+
+    Whatever else the machine runs meanwhile slows every run alike; read the median of each list.
+    """
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else names[::-1]:
+            started = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
 def ours_step(model, precision: str, label_smoothing: float = 0.0):
     """Our training step (``attention_core.training.loop.train_step``) with the trainer's optimiser and precision."""
     optimizer = make_optimizer(model.parameters(), lr=1e-3)

@@ -27,7 +27,6 @@ import random
 import shlex
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,7 +43,6 @@ from attention_core.data.tasks import bucketed_batches  # noqa: E402
 from attention_core.hub.zoo import RECIPES, model_options  # noqa: E402
 from attention_core.model.config import ModelConfig  # noqa: E402
 from attention_core.model.seq2seq import build_model  # noqa: E402
-from attention_core.training.precision import AMP_DTYPES  # noqa: E402
 
 WAYS = {  # part -> {way: (REAL_ONLY_DEVICES, BY_LENGTH_DEVICES)}
     "projection": {"GPU's: every position, masked loss": (frozenset(), frozenset({"cpu"})),
@@ -55,31 +53,21 @@ WAYS = {  # part -> {way: (REAL_ONLY_DEVICES, BY_LENGTH_DEVICES)}
 
 
 def stepper(variant: str, precision: str, src_size: int, tgt_size: int, devices: tuple) -> Callable:
-    """A training step of a fresh model (seed 0) that takes the ways ``devices`` name."""
+    """A training step of a fresh model (seed 0) that takes the ways ``devices`` name (``bench.ours_step``)."""
     cfg = ModelConfig(src_vocab_size=src_size, tgt_vocab_size=tgt_size, **model_options("translation", variant))
     torch.manual_seed(0)
-    model = build_model(cfg)
-    optimizer = training.make_optimizer(model.parameters(), lr=1e-3)
-    recipe = RECIPES["translation"].train
+    step = bench.ours_step(build_model(cfg), precision, RECIPES["translation"].train.label_smoothing)  # clip 1.0
 
-    def step(batch):
+    def with_ways(batch):
         training.REAL_ONLY_DEVICES, encoder.BY_LENGTH_DEVICES = devices
-        training.train_step(model, batch, optimizer, clip=recipe.clip, label_smoothing=recipe.label_smoothing,
-                            amp_dtype=AMP_DTYPES[precision])
+        step(batch)
 
-    return step
+    return with_ways
 
 
-def turns(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds of each run, taking turns (who goes first alternating)."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    names = list(runs)
-    for r in range(rounds):
-        for name in names if r % 2 == 0 else names[::-1]:
-            started = time.perf_counter()
-            runs[name]()
-            times[name].append(time.perf_counter() - started)
-    return {name: statistics.median(seconds) for name, seconds in times.items()}
+def median_turns(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each run, taking turns (``bench.take_turns``)."""
+    return {name: statistics.median(seconds) for name, seconds in bench.take_turns(runs, rounds).items()}
 
 
 def step_rows(variant: str, precision: str, stream: list, rounds: int, sizes: tuple[int, int]) -> list[dict]:
@@ -93,7 +81,8 @@ def step_rows(variant: str, precision: str, stream: list, rounds: int, sizes: tu
             for step in steps.values():  # warm-up: oneDNN builds its kernels once per shape
                 for batch in stream:
                     step(batch)
-            seconds = turns({way: (lambda s=step: [s(b) for b in stream]) for way, step in steps.items()}, rounds)
+            seconds = median_turns({way: (lambda s=step: [s(b) for b in stream]) for way, step in steps.items()},
+                                   rounds)
             gpu, cpu = (pairs / seconds[way] for way in ways)
             rows.append({"part": part, "variant": variant, "precision": precision, "ways": list(ways),
                          "gpu_way_pairs_per_s": round(gpu, 1), "cpu_way_pairs_per_s": round(cpu, 1),
@@ -119,11 +108,13 @@ def pair_by_pair(examples, batch_size: int, seed: int, pool: int = 50) -> list:
 def epoch_examples(runs: str | None) -> tuple[list, str]:
     """The translation recipe's epoch from the encoded corpus under ``runs`` (else cmn-eng train ×3), and its name."""
     from attention_core.data.corpora import runs_home
-    from attention_core.data.encoded import FOLDER, read
+    from attention_core.data.encoded import EXAMPLES, FOLDER, read
     from attention_core.data.tasks import get_task
 
     home = Path(runs) if runs else runs_home()
-    for zoo in sorted(home.glob(f"**/{FOLDER}/translation-*"))[:1]:
+    folders = [f for f in home.glob(f"**/{FOLDER}/translation-*") if (f / EXAMPLES).is_file()]
+    # the largest: a small run's corpus (a test's, your own) may sit beside the zoo's
+    for zoo in sorted(folders, key=lambda f: (f / EXAMPLES).stat().st_size, reverse=True)[:1]:
         corpus = read(zoo, get_task("translation"))
         repeat = RECIPES["translation"].train.main_repeat
         return corpus.own * repeat + corpus.extra, f"the encoded corpus {zoo.name} (own ×{repeat} + extra)"
@@ -137,8 +128,8 @@ def batching_row(examples: list, source: str, batch_size: int, rounds: int) -> d
     old = pair_by_pair(examples, batch_size, seed=1)
     same = len(new) == len(old) and all(torch.equal(a.tgt_out, b.tgt_out) and torch.equal(a.src, b.src)
                                         for a, b in zip(new, old, strict=True))
-    seconds = turns({"vectorised": lambda: list(bucketed_batches(examples, batch_size, seed=1)),
-                     "pair by pair": lambda: pair_by_pair(examples, batch_size, seed=1)}, rounds)
+    seconds = median_turns({"vectorised": lambda: list(bucketed_batches(examples, batch_size, seed=1)),
+                            "pair by pair": lambda: pair_by_pair(examples, batch_size, seed=1)}, rounds)
     return {"part": "epoch's batches", "pairs": len(examples), "source": source, "identical": same,
             "vectorised_s": round(seconds["vectorised"], 2), "pair_by_pair_s": round(seconds["pair by pair"], 2),
             "speedup": round(seconds["pair by pair"] / seconds["vectorised"], 2)}

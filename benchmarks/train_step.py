@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -102,13 +101,8 @@ def measure(was: ModuleType, variant: str, precision: str, stream: list, rounds:
     for batch in stream:  # warm-up: oneDNN builds its kernels once per shape
         for step in steps.values():
             step(batch)
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for r in range(rounds):
-        for name in ("was", "now") if r % 2 == 0 else ("now", "was"):
-            started = time.perf_counter()
-            for batch in stream:
-                steps[name](batch)
-            times[name].append(time.perf_counter() - started)
+    times = bench.take_turns({name: (lambda step=step: [step(b) for b in stream]) for name, step in steps.items()},
+                             rounds)
     pairs = sum(b.size for b in stream)
     row: dict = {"variant": variant, "precision": precision}
     for name, seconds in times.items():
