@@ -8,6 +8,7 @@ come from the model chosen in it.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -193,9 +194,10 @@ def rerun_on_change(groups: list[dict], handler: Callable, state: gr.State, inpu
     run is going, so dragging a slider or a burst of clicks costs two runs, not one per change (the debounce).
     Nothing runs before the first run (an empty ``state``) or with an emptied input box (``inputs[text_at]``).
 
-    Another model (``variant``) first puts the window and soft/hard back to the model's own
-    ([`reset_for_new_model`][demo.ui.reset_for_new_model]), then runs: a setting chosen for one model is never
-    carried over, unseen, to the next.
+    Another model (``variant``) first puts the window and soft/hard back to the model's own, then runs: a
+    setting chosen for one model is never carried over, unseen, to the next. The reset is done in the page
+    ([`ModelResetJS`][demo.ui.ModelResetJS]), at once: a window chosen right after the model is never
+    overwritten by a late answer from a busy server, and only opening the list changes nothing.
 
     Args:
         groups: The controls by name, one dict per set of them (a task tab has one, Compare one per side).
@@ -214,17 +216,26 @@ def rerun_on_change(groups: list[dict], handler: Callable, state: gr.State, inpu
             return tuple(gr.skip() for _ in outputs)
         return handler(*values)
 
+    def rerun_for_another_model(put_back: str, state_value: dict, *values: object) -> tuple:
+        if not put_back:  # the model stayed (the list was only opened), or this choice was taken already
+            return tuple(gr.skip() for _ in outputs)
+        say_reset(put_back)
+        return rerun(state_value, *values)
+
     options = dict(api_visibility="private", trigger_mode="always_last", show_progress="minimal")
     events = []
     for controls in groups:
         for name, control in controls.items():
-            if name == "variant":
-                kept = [controls["window"], controls["hard"]]
-                reset = control.input(reset_for_new_model, kept, kept, api_visibility="private", queue=False,
-                                      show_progress="hidden")
-                events.append(reset.then(rerun, [state, *inputs], outputs, **options))
-            else:
+            if name != "variant":
                 events.append(control.input(rerun, [state, *inputs], outputs, **options))
+                continue
+            page_js = ModelResetJS(control.elem_id or str(id(control)))
+            kept = [controls["window"], controls["hard"]]
+            control.focus(None, control, None, js=page_js.entered, api_visibility="private")
+            reset = control.input(None, [control, *kept], kept, js=page_js.reset, api_visibility="private")
+            put_back = gr.Textbox(visible=False)  # only a place for what page_js.take hands the run
+            events.append(reset.then(rerun_for_another_model, [put_back, state, *inputs], outputs,
+                                     js=page_js.take, **options))
     return events
 
 
@@ -232,17 +243,66 @@ MODEL_OWN = ("default", False)
 """The window and soft/hard of "the model's own": how each model was trained to attend."""
 
 
-def reset_for_new_model(window: str | None, hard: bool | None) -> tuple:
-    """Another model was chosen: its window and soft/hard go back to its own, saying so when they were changed.
+@dataclass(frozen=True)
+class ModelResetJS:
+    """The page's side of a choice of model: the window and soft/hard put back at once, in the browser.
+
+    A server's answer comes late on a busy machine, and a window chosen meanwhile would be overwritten by it;
+    in the page the reset is done before the next click. A Gradio drop-down fires ``input`` on a choice and
+    again each time it is left (even when only opened), so the model is compared with the one it held when it
+    was entered, and what was put back is handed to exactly one run. Each drop-down keeps its own record
+    under ``key`` in ``globalThis.attentionLab``.
+
+    Attributes:
+        key: The drop-down's ``elem_id``.
+    """
+
+    key: str
+
+    @property
+    def _store(self) -> str:
+        return "(globalThis.attentionLab ??= {entered: {}, putBack: {}})"
+
+    @property
+    def entered(self) -> str:
+        """On ``focus``, from (model): remember the model the drop-down holds as it is entered."""
+        return f"(model) => {{ {self._store}.entered[{json.dumps(self.key)}] = model; return []; }}"
+
+    @property
+    def reset(self) -> str:
+        """On ``input``, from (model, window, soft/hard) to (window, soft/hard).
+
+        Another model gets [`MODEL_OWN`][demo.ui.MODEL_OWN] and the values it replaced are kept for
+        [`take`][demo.ui.ModelResetJS.take]; the same model changes nothing.
+        """
+        key, skip = json.dumps(self.key), "{__type__: 'update'}"
+        return (f"(model, window, hard) => {{ const s = {self._store}; "
+                f"if (s.entered[{key}] === model) return [{skip}, {skip}]; "
+                f"s.entered[{key}] = model; s.putBack[{key}] = JSON.stringify([window, hard]); "
+                f"return [{json.dumps(MODEL_OWN[0])}, {json.dumps(MODEL_OWN[1])}]; }}")
+
+    @property
+    def take(self) -> str:
+        """Before the run that follows: its first input becomes what was put back (JSON), taken once, else ``""``."""
+        key = json.dumps(self.key)
+        return (f"(_, ...values) => {{ const s = {self._store}; const putBack = s.putBack[{key}] ?? ''; "
+                f"delete s.putBack[{key}]; return [putBack, ...values]; }}")
+
+
+def say_reset(carried: str) -> None:
+    """Say that another model put the window or soft/hard back to its own, when they were changed.
 
     A window D chosen for local-p would otherwise be applied, unseen, to the Transformer's cross-attention.
+
+    Args:
+        carried: The window and soft/hard before the reset, as JSON.
     """
+    window, hard = json.loads(carried)
     changed = [words for changed, words in ((window not in (None, "", MODEL_OWN[0]), f"window D {window}"),
                                             (bool(hard), "hard attention 硬注意力")) if changed]
     if changed:
         gr.Info(f"{' and '.join(changed)}: back to the new model's own (chosen again if wanted) "
                 "换模型后窗口与软/硬恢复为模型默认", duration=6)
-    return gr.update(value=MODEL_OWN[0]), gr.update(value=MODEL_OWN[1])
 
 
 def _doc(page: str, text: str) -> str:
@@ -311,7 +371,7 @@ def follow_variant(registry: ModelRegistry, task: gr.components.Component | str,
     read Chinese into English, and the window's line says what it does for the model.
 
     ``.change`` follows every change (a URL's too); the values are put back only on a visitor's choice
-    ([`reset_for_new_model`][demo.ui.reset_for_new_model], in [`rerun_on_change`][demo.ui.rerun_on_change]).
+    (in the page, by [`rerun_on_change`][demo.ui.rerun_on_change]).
     """
     names = [name for name in ("window", "hard", "names") if name in controls]
 

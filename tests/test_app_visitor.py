@@ -4,6 +4,7 @@ Handler tests build their outputs by hand or use small untrained models (``app_f
 browser tests run the real app on the bundled models (Debian Chromium; skipped with the reason where it is missing).
 """
 
+import json
 import re
 import threading
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from demo.handlers import (
 )
 from demo.models import BUNDLED, OWN, LazyModels, ModelRegistry
 from demo.plots import INSERTED, alignment_figure
-from demo.ui import MODEL_OWN, applies, build_app, reset_for_new_model, window_info
+from demo.ui import MODEL_OWN, ModelResetJS, applies, build_app, say_reset, window_info
 
 TYPED = "我在北京见张伟。"
 READ = "我在波士顿见汤姆。"
@@ -210,17 +211,17 @@ def test_each_model_says_which_settings_apply_to_it():
         assert "small D" in window_info(registry, "translation", variant)
 
 
-def test_another_model_puts_the_window_and_hard_back_to_its_own(monkeypatch):
+def test_another_model_says_so_when_its_window_or_hard_were_put_back(monkeypatch):
     said = []
     monkeypatch.setattr(gr, "Info", lambda message, **_: said.append(message))
-    window, hard = reset_for_new_model("8", True)
-    assert (window["value"], hard["value"]) == MODEL_OWN and "window D 8" in said[0] and "hard" in said[0]
-    reset_for_new_model("default", False)
-    assert len(said) == 1  # nothing changed, nothing said
+    say_reset(json.dumps(["8", True]))
+    assert "window D 8" in said[0] and "hard" in said[0]
+    say_reset(json.dumps(list(MODEL_OWN)))  # the model's own already: nothing to say
+    assert len(said) == 1
 
 
-def test_switching_models_resets_before_it_runs_in_every_tab():
-    """Wiring: a visitor's choice of model first resets window and soft/hard, then (after it) runs again."""
+def test_switching_models_resets_in_the_page_before_it_runs_in_every_tab():
+    """Wiring: a visitor's choice of model first resets window and soft/hard (in the page), then runs again."""
     app = build_app(_registry_with_a_transformer())
     config = app.get_config_file()
     ids = {block.elem_id: i for i, block in app.blocks.items() if getattr(block, "elem_id", None)}
@@ -230,10 +231,16 @@ def test_switching_models_resets_before_it_runs_in_every_tab():
         chosen = [d for d in deps if (variant, "input") in [tuple(t) for t in d["targets"]]]
         reset = [d for d in chosen if set(d["outputs"]) == {window, hard}]
         assert len(reset) == 1, prefix
+        # in the page at once (no server call a window chosen meanwhile could lose to), against the model entered
+        page_js = ModelResetJS(f"{prefix}-variant")
+        assert reset[0]["js"] == page_js.reset and not reset[0]["backend_fn"], prefix
+        entered = [d for d in deps if (variant, "focus") in [tuple(t) for t in d["targets"]]]
+        assert [d["js"] for d in entered] == [page_js.entered], prefix
         # nothing else a choice of model starts reads the window or soft/hard (the gold panel reads the model only)
         assert not [d for d in chosen if d is not reset[0] and {window, hard} & set(d["inputs"])], prefix
         runs = [d for d in deps if d["trigger_after"] == reset[0]["id"]]
-        assert runs and {window, hard} <= set(runs[0]["inputs"]), prefix  # the run reads the values reset
+        assert len(runs) == 1 and runs[0]["js"] == page_js.take, prefix  # it runs only on what was put back
+        assert {window, hard} <= set(runs[0]["inputs"]), prefix  # and reads the values reset
     # the settings follow the model: greyed without attention, the window's line names what it does
     follows = [d for d in deps if (ids["translation-variant"], "change") in [tuple(t) for t in d["targets"]]]
     assert any({ids["translation-window"], ids["translation-hard"]} <= set(d["outputs"]) for d in follows)
@@ -321,11 +328,27 @@ def test_browser_another_model_never_takes_the_window_chosen_for_the_last(app_ur
         page.get_by_role("option", name=re.compile("^Transformer")).click()  # runs again by itself
         summary = _wait_text(page, "translation-summary", "Transformer")
         assert "D = 8" not in summary
+        said = page.get_by_text("back to the new model's own")
+        said.first.wait_for(timeout=30_000)
+        assert said.count() == 1  # said once, though the drop-down fires twice (on the choice and as it is left)
         assert page.locator("#translation-window input").input_value() == "default"
         assert "D windows every cross-attention layer" in page.locator("#translation-window").text_content()
         open_details(page, "translation")
         details = _wait_text(page, "translation-info", "Transformer")
         assert "window 窗口: global" in details and "D = 8" not in details
+
+
+def test_browser_opening_the_model_list_and_leaving_it_keeps_the_window(app_url):
+    """A drop-down fires ``input`` when it is only entered and left: that is not another model."""
+    with _page(app_url) as page:
+        page.locator("#translation-window input").click()
+        page.get_by_role("option", name="8", exact=True).click()
+        page.locator("#translation-variant input").click()
+        page.get_by_role("option", name=re.compile("local-p")).wait_for()
+        page.locator("#translation-input textarea").fill("我们每天早上七点吃早饭。")  # leaves it without a choice
+        page.locator("#translation-run").click()
+        _wait_text(page, "translation-summary", "window D = 8")
+        assert page.locator("#translation-window input").input_value() == "8"
 
 
 def test_browser_a_summary_line_and_the_details_folded_until_opened(app_url):
