@@ -3,20 +3,23 @@
 Usage::
 
     pip install -r benchmarks/requirements-alignment.txt   # eflomal
-    python benchmarks/coverage.py        # → results/coverage.{json,md}, results/coverage_sample_{char,word}.md
+    python benchmarks/coverage.py   # → results/coverage.{json,md}, coverage_sample_char.md, coverage_flags_*.md
 
 The default translation model decodes the dev and test sentences (beam 5, as the app answers). A source token's
 coverage is the total attention it received over the output (``Output.coverage``). Whether a unit was really
 translated is judged by a statistical aligner that never sees the model: eflomal (Östling & Tiedemann 2016), trained
-on our training pairs plus every (source, model output) pair, symmetrised with grow-diag-final-and; a unit none of
+on our training pairs plus every (source, model output) pair, symmetrised with grow-diag-final-and, run five
+times and voted (eflomal takes no seed); a unit none of
 whose characters links to an output word counts as *not rendered*. Two kinds of unit are scored: single characters
 (punctuation left out), and content words (``attention_core.decoding.coverage``: jieba words tagged noun, verb,
 adjective, name …, coverage summed over their characters). For each threshold τ the flag "coverage < τ" is scored
 against the aligner (precision: flagged units not rendered; recall: unrendered units flagged); τ is the one with the
 highest dev precision among those that flag at least 10 % of the unrendered units (a flag that almost never fires tells
 a visitor nothing; F1 keeps rising with τ, because flagging nearly everything recalls nearly every miss), reported on
-test beside the chance level. A random sample of 50 flagged test units of each kind is written for a person to read
-(``results/coverage_sample_{char,word}.md``): the aligner is a proxy, the reading is the check.
+test beside the chance level. For a person to read: a random sample of 50 flagged test characters
+(``results/coverage_sample_char.md``), and every content word the shipped rule (``THRESHOLD``) flags on dev and test
+(``results/coverage_flags_{dev,test}.md``): the aligner is a proxy, the reading is the check
+(``results/coverage_reading.md``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import random
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,12 +40,14 @@ from attention_core.data.corpora import data_home  # noqa: E402
 from attention_core.data.tasks import load_splits  # noqa: E402
 from attention_core.data.text import tokenize_chinese, tokenize_english  # noqa: E402
 from attention_core.data.vocab import is_punctuation  # noqa: E402
-from attention_core.decoding.coverage import Word, source_words  # noqa: E402
+from attention_core.decoding.coverage import THRESHOLD, Word, source_words  # noqa: E402
 from attention_core.decoding.folder import load_folder  # noqa: E402
 
 TAUS = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0]
 """Thresholds tried on dev."""
 SAMPLE = 50
+ALIGNER_RUNS = 5
+"""eflomal runs voted over (it takes no seed)."""
 MIN_RECALL = 0.10
 """A threshold must flag at least this share of the not-rendered dev characters to be chosen."""
 
@@ -58,19 +64,27 @@ def decode(translator, pairs: list[tuple[str, str]]) -> list[dict]:
     return rows
 
 
-def rendered(rows: list[dict], train: list[tuple[str, str]]) -> None:
-    """Mark each source character linked (by eflomal, grow-diag-final-and) to some output word: ``row["linked"]``."""
+def rendered(rows: list[dict], train: list[tuple[str, str]], runs: int = ALIGNER_RUNS) -> None:
+    """Mark each source character linked (by eflomal, grow-diag-final-and) to some output word: ``row["linked"]``.
+
+    eflomal samples and takes no seed, so one run's links move from run to run (the dev precision of one threshold
+    moved by 10 points between two runs); a character counts as linked when most of ``runs`` runs link it.
+    """
     from eflomal import Aligner
 
     src = [" ".join(tokenize_chinese(zh)) for zh, _ in train] + [" ".join(r["chars"]) or "∅" for r in rows]
     tgt = [" ".join(tokenize_english(en)) for _, en in train] + [" ".join(r["words"]) or "∅" for r in rows]
-    with tempfile.TemporaryDirectory() as tmp:
-        fwd, rev = Path(tmp) / "fwd", Path(tmp) / "rev"
-        Aligner().align(src, tgt, links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
-        lines = [fwd.read_text().splitlines()[len(train):], rev.read_text().splitlines()[len(train):]]
-    for row, forward, reverse in zip(rows, *lines):
-        links = [{tuple(map(int, item.split("-"))) for item in line.split()} for line in (forward, reverse)]
-        row["linked"] = sorted({i for i, _ in grow_diag_final_and(*links)})
+    votes = [Counter() for _ in rows]
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            fwd, rev = Path(tmp) / "fwd", Path(tmp) / "rev"
+            Aligner().align(src, tgt, links_filename_fwd=str(fwd), links_filename_rev=str(rev), quiet=True)
+            lines = [fwd.read_text().splitlines()[len(train):], rev.read_text().splitlines()[len(train):]]
+        for counts, forward, reverse in zip(votes, *lines):
+            links = [{tuple(map(int, item.split("-"))) for item in line.split()} for line in (forward, reverse)]
+            counts.update({i for i, _ in grow_diag_final_and(*links)})
+    for row, counts in zip(rows, votes):
+        row["linked"] = sorted(i for i, n in counts.items() if 2 * n > runs)
 
 
 def units(row: dict, level: str) -> list[tuple[str, list[int], bool]]:
@@ -101,16 +115,36 @@ def score(rows: list[dict], tau: float, level: str) -> dict:
             "recall": recall, "f1": f1, "chance": missing / total if total else 0.0}
 
 
-def sample(rows: list[dict], tau: float, level: str, n: int = SAMPLE, seed: int = 0) -> list[dict]:
-    """``n`` random flagged units of ``rows`` (seeded), each with its sentence and the model's output."""
-    cases = [
+def flagged(rows: list[dict], tau: float, level: str) -> list[dict]:
+    """Every flagged unit of ``rows`` in order, each with its sentence, the model's output and the aligner's view."""
+    return [
         {"source": r["source"], "chars": r["chars"], "unit": text, "tokens": tokens,
          "coverage": sum(r["coverage"][i] for i in tokens), "output": r["output"], "reference": r["reference"],
          "aligner": "linked" if set(r["linked"]) & set(tokens) else "not linked"}
         for r in rows for text, tokens, flaggable in units(r, level)
         if flaggable and sum(r["coverage"][i] for i in tokens) < tau
     ]
+
+
+def sample(rows: list[dict], tau: float, level: str, n: int = SAMPLE, seed: int = 0) -> list[dict]:
+    """``n`` random flagged units of ``rows`` (seeded)."""
+    cases = flagged(rows, tau, level)
     return random.Random(seed).sample(cases, min(n, len(cases)))
+
+
+def marked(case: dict) -> str:
+    """The case's source with its flagged unit in 【】."""
+    first, last, chars = case["tokens"][0], case["tokens"][-1], case["chars"]
+    return "".join(chars[:first]) + "【" + "".join(chars[first:last + 1]) + "】" + "".join(chars[last + 1:])
+
+
+def write_cases(path: Path, title: str, cases: list[dict]) -> None:
+    """A markdown table of flagged cases, numbered, for a person to read."""
+    out = [f"# {title}", "", "| # | source (flagged in 【】) | coverage | model output | reference | aligner |",
+           "|---|---|---|---|---|---|"]
+    out += [f"| {k} | {marked(case)} | {case['coverage']:.3f} | {case['output']} | {case['reference']} | "
+            f"{case['aligner']} |" for k, case in enumerate(cases, 1)]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
 def choose(by_tau: list[dict]) -> float:
@@ -148,6 +182,7 @@ def main() -> None:
     by_tau = {level: {name: [score(rows[name], tau, level) for tau in TAUS] for name in rows} for level in levels}
     best = {level: choose(by_tau[level]["dev"]) for level in levels}
     results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
     (results / "coverage.json").write_text(json.dumps({"model": Path(args.model).name, "chosen_tau": best,
                                                        "by_tau": by_tau}, indent=2) + "\n", encoding="utf-8")
     lines = [
@@ -168,18 +203,14 @@ def main() -> None:
         *table(by_tau["word"], best["word"], "content word"),
     ]
     (results / "coverage.md").write_text("\n".join(lines), encoding="utf-8")
-    for level, what in levels.items():
-        picked = sample(rows["test"], best[level], level)
-        out = [f"# {len(picked)} random flagged test {what}s (τ = {best[level]}, seed 0), for reading", "",
-               "| # | source (flagged in 【】) | coverage | model output | reference | aligner |",
-               "|---|---|---|---|---|---|"]
-        for k, case in enumerate(picked, 1):
-            first, last = case["tokens"][0], case["tokens"][-1]
-            chars = case["chars"]
-            marked = "".join(chars[:first]) + "【" + "".join(chars[first:last + 1]) + "】" + "".join(chars[last + 1:])
-            out.append(f"| {k} | {marked} | {case['coverage']:.3f} | {case['output']} | {case['reference']} | "
-                       f"{case['aligner']} |")
-        (results / f"coverage_sample_{level}.md").write_text("\n".join(out) + "\n", encoding="utf-8")
+    picked = sample(rows["test"], best["char"], "char")
+    write_cases(results / "coverage_sample_char.md",
+                f"{len(picked)} random flagged test characters (τ = {best['char']}, seed 0), for reading", picked)
+    for name in rows:  # the shipped rule, every flag: what the reading checks (the aligner is a proxy)
+        cases = flagged(rows[name], THRESHOLD, "word")
+        write_cases(results / f"coverage_flags_{name}.md",
+                    f"Every {name} content word the shipped rule flags (coverage < {THRESHOLD}): {len(cases)}, "
+                    "for reading", cases)
     print(json.dumps({"chosen_tau": best}))
 
 
