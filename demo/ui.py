@@ -273,12 +273,13 @@ class ModelResetJS:
         """On ``input``, from (model, window, soft/hard) to (window, soft/hard).
 
         Another model gets [`MODEL_OWN`][demo.ui.MODEL_OWN] and the values it replaced are kept for
-        [`take`][demo.ui.ModelResetJS.take]; the same model changes nothing.
+        [`take`][demo.ui.ModelResetJS.take] (the first ones, when a second model is chosen before a run took them:
+        those are the visitor's); the same model changes nothing.
         """
         key, skip = json.dumps(self.key), "{__type__: 'update'}"
         return (f"(model, window, hard) => {{ const s = {self._store}; "
                 f"if (s.entered[{key}] === model) return [{skip}, {skip}]; "
-                f"s.entered[{key}] = model; s.putBack[{key}] = JSON.stringify([window, hard]); "
+                f"s.entered[{key}] = model; s.putBack[{key}] ??= JSON.stringify([window, hard]); "
                 f"return [{json.dumps(MODEL_OWN[0])}, {json.dumps(MODEL_OWN[1])}]; }}")
 
     @property

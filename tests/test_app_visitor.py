@@ -246,6 +246,35 @@ def test_switching_models_resets_in_the_page_before_it_runs_in_every_tab():
     assert any({ids["translation-window"], ids["translation-hard"]} <= set(d["outputs"]) for d in follows)
 
 
+def test_the_page_side_reset_in_a_browser():
+    """ModelResetJS's three functions, run in Chromium as the page runs them (no app): the cases a visitor makes."""
+    from playwright.sync_api import sync_playwright
+
+    skip = {"__type__": "update"}  # an output left as it is
+    js, other = ModelResetJS("translation-variant"), ModelResetJS("compare-A-variant")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page()
+
+        def call(function: str, *args: object) -> list:
+            return page.evaluate(f"(args) => ({function})(...args)", list(args))
+
+        call(js.entered, "luong-general")
+        assert call(js.reset, "luong-general", "8", True) == [skip, skip]  # the list only opened and left
+        assert call(js.take, "", "text") == ["", "text"]  # no run
+        assert call(js.reset, "transformer", "8", True) == list(MODEL_OWN)  # another model: its own, at once
+        assert call(js.reset, "transformer", "default", False) == [skip, skip]  # the second input, as it is left
+        assert call(js.take, "", "text") == [json.dumps(["8", True], separators=(",", ":")), "text"]
+        assert call(js.take, "", "text") == ["", "text"]  # handed to one run only
+        call(other.entered, "none")  # each drop-down has its own record
+        call(js.entered, "transformer")
+        assert call(js.reset, "luong-dot", "4", False) == list(MODEL_OWN)
+        assert call(js.reset, "bahdanau", "default", False) == list(MODEL_OWN)  # a second choice before a run
+        assert call(other.reset, "none", "2", True) == [skip, skip]
+        assert json.loads(call(js.take, "")[0]) == ["4", False]  # the visitor's window is the one told of
+        browser.close()
+
+
 def test_couplet_rules_are_greyed_without_the_constraints():
     app = build_app(small_registry())
     ids = {block.elem_id: i for i, block in app.blocks.items() if getattr(block, "elem_id", None)}
@@ -330,12 +359,14 @@ def test_browser_another_model_never_takes_the_window_chosen_for_the_last(app_ur
         assert "D = 8" not in summary
         said = page.get_by_text("back to the new model's own")
         said.first.wait_for(timeout=30_000)
-        assert said.count() == 1  # said once, though the drop-down fires twice (on the choice and as it is left)
         assert page.locator("#translation-window input").input_value() == "default"
         assert "D windows every cross-attention layer" in page.locator("#translation-window").text_content()
         open_details(page, "translation")
         details = _wait_text(page, "translation-info", "Transformer")
         assert "window 窗口: global" in details and "D = 8" not in details
+        # said once, though the drop-down fires twice (on the choice and as it is left): counted once all has run
+        page.wait_for_function("() => !document.querySelector('.progress-text, .eta-bar')", timeout=60_000)
+        assert said.count() == 1
 
 
 def test_browser_opening_the_model_list_and_leaving_it_keeps_the_window(app_url):
