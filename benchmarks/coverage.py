@@ -8,11 +8,11 @@ Usage::
 The default translation model decodes the dev and test sentences (beam 5, as the app answers). A source token's
 coverage is the total attention it received over the output (``Output.coverage``). Whether a unit was really
 translated is judged by a statistical aligner that never sees the model: eflomal (Östling & Tiedemann 2016), trained
-on our training pairs plus every (source, model output) pair, symmetrised with grow-diag-final-and, run five
-times and voted (eflomal takes no seed); a unit none of
-whose characters links to an output word counts as *not rendered*. Two kinds of unit are scored: single characters
-(punctuation left out), and content words (``attention_core.decoding.coverage``: jieba words tagged noun, verb,
-adjective, name …, coverage summed over their characters). For each threshold τ the flag "coverage < τ" is scored
+on our training pairs plus every (source, model output) pair, symmetrised with grow-diag-final-and, run five times
+and voted (eflomal takes no seed); a unit none of whose characters links to an output word counts as *not rendered*.
+Two kinds of unit are scored: single characters (punctuation left out), and content words
+(``attention_core.decoding.coverage``: jieba words tagged noun, verb, adjective, name …, coverage summed over their
+characters). For each threshold τ the flag "coverage < τ" is scored
 against the aligner (precision: flagged units not rendered; recall: unrendered units flagged); τ is the one with the
 highest dev precision among those that flag at least 10 % of the unrendered units (a flag that almost never fires tells
 a visitor nothing; F1 keeps rising with τ, because flagging nearly everything recalls nearly every miss), reported on
